@@ -1,0 +1,59 @@
+// wrk (Debian) driver: writes a Lua script for one POST request shape, runs wrk, parses
+// its summary. wrk is used for peak throughput: a C load generator saturates later than a
+// Node one on this 2-core machine.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface WrkResult {
+  requestsPerSec: number;
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  non2xx: number;
+  errors: number;
+}
+
+export interface WrkRun {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  connections: number;
+  threads: number;
+  durationS: number;
+}
+
+function luaString(s: string): string {
+  return `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+}
+
+function toMs(value: string): number {
+  const m = /^([\d.]+)(us|ms|s|m)$/.exec(value.trim());
+  if (m === null) return Number.NaN;
+  const n = Number(m[1]);
+  return m[2] === 'us' ? n / 1000 : m[2] === 'ms' ? n : m[2] === 's' ? n * 1000 : n * 60_000;
+}
+
+export function runWrk(run: WrkRun): WrkResult {
+  const dir = mkdtempSync(join(tmpdir(), 'keyward-wrk-'));
+  const script = join(dir, 'request.lua');
+  const headerLines = Object.entries(run.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`).join('\n');
+  writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${luaString(run.body)}\n${headerLines}\n`);
+  const res = spawnSync('wrk', ['-t', String(run.threads), '-c', String(run.connections), '-d', `${run.durationS}s`, '--latency', '-s', script, run.url], { encoding: 'utf8' });
+  if (res.error) throw new Error(`wrk could not run (${res.error.message}); install it with apt-get install wrk`);
+  if (res.status !== 0) throw new Error(`wrk failed: ${res.stderr}`);
+  const out = res.stdout;
+  const rps = /Requests\/sec:\s+([\d.]+)/.exec(out);
+  const p50 = /\n\s+50%\s+(\S+)/.exec(out);
+  const p99 = /\n\s+99%\s+(\S+)/.exec(out);
+  const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(out);
+  const errs = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(out);
+  if (rps === null || p50 === null || p99 === null) throw new Error(`could not parse wrk output:\n${out}`);
+  return {
+    requestsPerSec: Number(rps[1]),
+    latencyP50Ms: toMs(p50[1] ?? ''),
+    latencyP99Ms: toMs(p99[1] ?? ''),
+    non2xx: non2xx === null ? 0 : Number(non2xx[1]),
+    errors: errs === null ? 0 : errs.slice(1).reduce((a, b) => a + Number(b), 0),
+  };
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// Makes a fresh clone runnable: Debian packages (as root), npm dependencies, the native
+// module (cargo, Debian crate registry) and the TypeScript build — each only when missing
+// or out of date. `npm start`, `npm test` and bin/keyward.mjs call it first.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ROOT } from './cargo.mjs';
+
+// Build needs: LMDB and SHA-2 crates (and their deps) from Debian, liblmdb to link, pkg-config
+// to find it, cargo to build. wrk is the load generator of bench/ (installed for benches only).
+export const DEBIAN_PACKAGES = ['librust-lmdb-dev', 'librust-sha2-dev', 'liblmdb-dev', 'pkg-config', 'cargo'];
+export const BENCH_PACKAGES = ['wrk'];
+
+function say(quiet, msg) {
+  if (!quiet) process.stderr.write(`setup: ${msg}\n`);
+}
+
+function run(cmd, args, opts = {}) {
+  const res = spawnSync(cmd, args, { cwd: ROOT, stdio: opts.quiet ? ['ignore', 'ignore', 'inherit'] : 'inherit', env: { ...process.env, ...opts.env } });
+  if (res.error) throw res.error;
+  if (res.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed with exit code ${res.status}`);
+}
+
+function missingDebianPackages(wanted) {
+  if (!existsSync('/usr/bin/dpkg-query')) return [];
+  return wanted.filter((p) => {
+    if (p === 'cargo' && spawnSync('cargo', ['--version']).status === 0) return false; // e.g. from rustup
+    const res = spawnSync('dpkg-query', ['-W', '-f=${Status}', p], { encoding: 'utf8' });
+    return !(res.stdout ?? '').includes('install ok installed');
+  });
+}
+
+function ensureDebianPackages(quiet, wanted) {
+  const missing = missingDebianPackages(wanted);
+  if (missing.length === 0) return;
+  if (process.getuid?.() !== 0) {
+    throw new Error(`missing Debian packages: ${missing.join(' ')}. Install them with: sudo apt-get install -y ${missing.join(' ')}`);
+  }
+  say(quiet, `installing Debian packages: ${missing.join(' ')}`);
+  run('apt-get', ['update', '-q'], { quiet: true });
+  run('apt-get', ['install', '-y', '-q', ...missing], { quiet, env: { DEBIAN_FRONTEND: 'noninteractive' } });
+}
+
+function newestMtime(path) {
+  if (!existsSync(path)) return 0;
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = 0;
+  for (const entry of readdirSync(path)) newest = Math.max(newest, newestMtime(join(path, entry)));
+  return newest;
+}
+
+function mtime(path) {
+  return existsSync(path) ? statSync(path).mtimeMs : 0;
+}
+
+function ensureNpm(quiet) {
+  const stamp = join(ROOT, 'node_modules', '.package-lock.json');
+  if (mtime(stamp) >= Math.max(mtime(join(ROOT, 'package.json')), mtime(join(ROOT, 'package-lock.json'))) && existsSync(join(ROOT, 'node_modules', 'uWebSockets.js'))) return;
+  say(quiet, 'installing npm dependencies');
+  const lock = existsSync(join(ROOT, 'package-lock.json'));
+  run('npm', [lock ? 'ci' : 'install', '--no-audit', '--no-fund', '--include=dev'], { quiet });
+}
+
+async function ensureNative(quiet, force) {
+  const addon = join(ROOT, 'native', 'keyward.node');
+  const sources = Math.max(newestMtime(join(ROOT, 'native', 'src')), mtime(join(ROOT, 'native', 'Cargo.toml')), mtime(join(ROOT, 'Cargo.toml')), mtime(join(ROOT, 'Cargo.lock')));
+  if (!force && mtime(addon) >= sources) return;
+  say(quiet, 'building the native module (cargo)');
+  const { buildNative } = await import('./build-native.mjs');
+  await buildNative({ quiet });
+}
+
+function ensureTypeScript(quiet, force) {
+  const out = join(ROOT, 'dist', 'src', 'main.js');
+  const sources = Math.max(newestMtime(join(ROOT, 'src')), newestMtime(join(ROOT, 'bench')), mtime(join(ROOT, 'tsconfig.json')));
+  if (!force && mtime(out) >= sources) return;
+  say(quiet, 'compiling TypeScript');
+  run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')], { quiet });
+}
+
+export async function ensureReady({ quiet = false, forceBuild = false, bench = false } = {}) {
+  ensureDebianPackages(quiet, bench ? [...DEBIAN_PACKAGES, ...BENCH_PACKAGES] : DEBIAN_PACKAGES);
+  ensureNpm(quiet);
+  await ensureNative(quiet, forceBuild);
+  ensureTypeScript(quiet, forceBuild);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  try {
+    await ensureReady({ quiet: process.argv.includes('--quiet'), forceBuild: process.argv.includes('--force-build'), bench: process.argv.includes('--bench') });
+  } catch (err) {
+    process.stderr.write(`setup: ${err.message}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,39 @@
+// `Authorization: Bearer <root key>` → Principal, or a 401 ApiError.
+// Principals are cached per thread by the presented key and dropped whenever the store's
+// root-key version changes (create/revoke from any thread or process, the CLI included),
+// so a revoked key stops working on its next request.
+import { ApiError } from '../errors/apiError.js';
+import { Principal } from './permissions.js';
+import { findRootKeyByHash, hashRootKey, rootKeysVersion } from '../store/rootKeys.js';
+
+const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
+const MAX_CACHED = 10_000;
+
+let cacheVersion = '';
+const cache = new Map<string, Principal>();
+
+function extractToken(header: string): string {
+  if (header === '') throw new ApiError('missing_authorization', 'Send your root key as `Authorization: Bearer <root key>`.', { headers: CHALLENGE });
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header.trim());
+  if (match === null || match[1] === undefined) {
+    throw new ApiError('malformed_authorization', 'The Authorization header must be `Bearer <root key>`.', { headers: CHALLENGE });
+  }
+  return match[1];
+}
+
+export function authenticate(header: string): Principal {
+  const token = extractToken(header);
+  const version = rootKeysVersion();
+  if (version !== cacheVersion) {
+    cache.clear();
+    cacheVersion = version;
+  }
+  const cached = cache.get(token);
+  if (cached !== undefined) return cached;
+  const record = token.length <= 512 ? findRootKeyByHash(hashRootKey(token)) : undefined;
+  if (record === undefined) throw new ApiError('root_key_not_found', 'The provided root key is invalid: it is unknown or was revoked.', { headers: CHALLENGE });
+  const principal = new Principal(record.workspaceId, record.id, record.permissions);
+  if (cache.size >= MAX_CACHED) cache.clear();
+  cache.set(token, principal);
+  return principal;
+}

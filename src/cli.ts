@@ -1,0 +1,114 @@
+// keyward CLI: `serve`, and workspace / root-key management on the same store as the server
+// (LMDB is multi-process safe, so these work while the server runs).
+import { ConfigError, flagsToEnv, loadConfig } from './config.js';
+import { native } from './engine/native.js';
+import { isValidGrant } from './auth/permissions.js';
+import { createRootKey, createWorkspace, listRootKeys, listWorkspaces, revokeRootKey } from './store/rootKeys.js';
+import { runServer } from './main.js';
+
+const USAGE = `usage: keyward <command> [--data-dir DIR]
+  serve [--host H] [--port P] [--durability process|disk] [--threads N]
+  workspaces create                      prints {"workspaceId"}
+  workspaces list
+  root-keys create --workspace <id> --permission <p> [--permission <p>]...
+                                         prints {"workspaceId","rootKeyId","key"}
+  root-keys list [--workspace <id>]
+  root-keys revoke <rootKeyId>`;
+
+class UsageError extends Error {}
+
+function takeOption(args: string[], name: string): string[] {
+  const values: string[] = [];
+  for (let i = 0; i < args.length; ) {
+    const arg = args[i] ?? '';
+    if (arg === name) {
+      const value = args[i + 1];
+      if (value === undefined) throw new UsageError(`${name} needs a value`);
+      values.push(value);
+      args.splice(i, 2);
+    } else if (arg.startsWith(`${name}=`)) {
+      values.push(arg.slice(name.length + 1));
+      args.splice(i, 1);
+    } else i++;
+  }
+  return values;
+}
+
+function print(value: unknown): void {
+  process.stdout.write(JSON.stringify(value) + '\n');
+}
+
+function withStore<T>(fn: () => T): T {
+  const config = loadConfig();
+  native.open(config.dataDir, config.durability === 'disk', 0, config.initialMapBytes);
+  try {
+    const result = fn();
+    native.sync();
+    return result;
+  } finally {
+    native.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { env, rest } = flagsToEnv(argv);
+  Object.assign(process.env, env);
+  const [group, action, ...args] = rest;
+  if (group === 'serve' || group === undefined) {
+    await runServer(loadConfig());
+    return -1; // keeps running
+  }
+  if (group === 'workspaces' && action === 'create') {
+    withStore(() => print({ workspaceId: createWorkspace(Date.now()).id }));
+    return 0;
+  }
+  if (group === 'workspaces' && action === 'list') {
+    withStore(() => print(listWorkspaces().map((w) => ({ workspaceId: w.id, createdAt: w.createdAtMs }))));
+    return 0;
+  }
+  if (group === 'root-keys' && action === 'create') {
+    const [workspace] = takeOption(args, '--workspace');
+    const permissions = takeOption(args, '--permission');
+    if (workspace === undefined) throw new UsageError('root-keys create needs --workspace <id>');
+    if (permissions.length === 0) throw new UsageError('root-keys create needs at least one --permission <p> (e.g. apis.*.verify_key, or * for everything)');
+    const bad = permissions.find((p) => !isValidGrant(p));
+    if (bad !== undefined) throw new UsageError(`'${bad}' is not a permission: use resource.id.action (segments may be *), or * alone`);
+    if (args.length > 0) throw new UsageError(`unexpected argument '${args[0]}'`);
+    withStore(() => {
+      const { record, key } = createRootKey(workspace, permissions, Date.now());
+      print({ workspaceId: record.workspaceId, rootKeyId: record.id, key });
+    });
+    return 0;
+  }
+  if (group === 'root-keys' && action === 'list') {
+    const [workspace] = takeOption(args, '--workspace');
+    withStore(() => print(listRootKeys(workspace).map((r) => ({ rootKeyId: r.id, workspaceId: r.workspaceId, start: r.start, permissions: r.permissions, createdAt: r.createdAtMs }))));
+    return 0;
+  }
+  if (group === 'root-keys' && action === 'revoke') {
+    const [id] = args;
+    if (id === undefined) throw new UsageError('root-keys revoke needs <rootKeyId>');
+    const revoked = withStore(() => revokeRootKey(id));
+    if (!revoked) {
+      process.stderr.write(`keyward: root key ${id} not found\n`);
+      return 1;
+    }
+    print({ rootKeyId: id, revoked: true });
+    return 0;
+  }
+  throw new UsageError(`unknown command '${[group, action].filter(Boolean).join(' ')}'`);
+}
+
+export async function runCli(argv: string[]): Promise<void> {
+  try {
+    const code = await main(argv);
+    if (code >= 0) process.exit(code);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`keyward: ${err.message}\n${USAGE}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`keyward: ${err instanceof ConfigError ? 'configuration error: ' : ''}${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,103 @@
+// Configuration: environment variables (and mirrored CLI flags) → one frozen Config.
+// Every knob is documented in README §Configuration; parse errors stop start-up with a
+// message naming the variable.
+
+export type Durability = 'process' | 'disk';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  /** Root key for the bootstrap workspace on an empty data dir; generated when absent. */
+  readonly rootKey: string | undefined;
+  readonly durability: Durability;
+  /** How often the store is flushed to disk in `process` mode (0 disables the timer). */
+  readonly syncIntervalMs: number;
+  readonly maxBodyBytes: number;
+  /** A request whose body has not fully arrived after this long gets 408. */
+  readonly requestTimeoutMs: number;
+  readonly threads: number;
+  /** 32-byte AES key (base64) for recoverable keys; undefined = recoverable keys refused. */
+  readonly vaultKey: string | undefined;
+  readonly logLevel: LogLevel;
+  /** Initial LMDB map size; the map grows by doubling when full. */
+  readonly initialMapBytes: number;
+  /** Absolute base URL used in error `type` links; defaults to http://host:port. */
+  readonly publicUrl: string;
+}
+
+export class ConfigError extends Error {}
+
+const FLAG_TO_ENV: Record<string, string> = {
+  '--host': 'KEYWARD_HOST',
+  '--port': 'KEYWARD_PORT',
+  '--data-dir': 'KEYWARD_DATA_DIR',
+  '--durability': 'KEYWARD_DURABILITY',
+  '--threads': 'KEYWARD_THREADS',
+  '--log-level': 'KEYWARD_LOG_LEVEL',
+};
+
+/** Picks `--flag value` / `--flag=value` pairs named in FLAG_TO_ENV out of argv. */
+export function flagsToEnv(argv: readonly string[]): { env: Record<string, string>; rest: string[] } {
+  const env: Record<string, string> = {};
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const name = FLAG_TO_ENV[flag];
+    if (name === undefined) {
+      rest.push(arg);
+      continue;
+    }
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new ConfigError(`${flag} needs a value`);
+    env[name] = value;
+  }
+  return { env, rest };
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got '${raw}'`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const found = allowed.find((a) => a === raw.trim().toLowerCase());
+  if (found === undefined) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got '${raw}'`);
+  return found;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const host = env.KEYWARD_HOST?.trim() || '127.0.0.1';
+  const port = int(env, 'KEYWARD_PORT', 8080, 0, 65535);
+  const vaultKey = env.KEYWARD_VAULT_KEY?.trim() || undefined;
+  if (vaultKey !== undefined && Buffer.from(vaultKey, 'base64').length !== 32) {
+    throw new ConfigError('KEYWARD_VAULT_KEY must be 32 bytes, base64-encoded');
+  }
+  const rootKey = env.KEYWARD_ROOT_KEY?.trim() || undefined;
+  if (rootKey !== undefined && (rootKey.length < 16 || rootKey.length > 512 || /\s/.test(rootKey))) {
+    throw new ConfigError('KEYWARD_ROOT_KEY must be 16 to 512 characters without white space');
+  }
+  return Object.freeze({
+    host,
+    port,
+    dataDir: env.KEYWARD_DATA_DIR?.trim() || './data',
+    rootKey,
+    durability: oneOf(env, 'KEYWARD_DURABILITY', ['process', 'disk'] as const, 'process'),
+    syncIntervalMs: int(env, 'KEYWARD_SYNC_INTERVAL_MS', 100, 0, 3_600_000),
+    maxBodyBytes: int(env, 'KEYWARD_MAX_BODY_BYTES', 1024 * 1024, 64, 256 * 1024 * 1024),
+    requestTimeoutMs: int(env, 'KEYWARD_REQUEST_TIMEOUT_MS', 30_000, 10, 3_600_000),
+    threads: int(env, 'KEYWARD_THREADS', 1, 1, 64),
+    vaultKey,
+    logLevel: oneOf(env, 'KEYWARD_LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
+    initialMapBytes: int(env, 'KEYWARD_MAP_BYTES', 256 * 1024 * 1024, 64 * 1024, 2 ** 46),
+    publicUrl: (env.KEYWARD_PUBLIC_URL?.trim() || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
+  });
+}

@@ -1,0 +1,58 @@
+// The TypeScript face of the native module (native/keyward.node, built from native/src).
+// Contract (see native/src/lib.rs):
+//  - one LMDB environment per process, opened by `open` and shared by every worker thread;
+//  - keys are strings (UTF-8) or Buffers of 1..511 bytes, values are opaque Buffers;
+//  - `put`/`del` only inside `transaction(fn)`, which commits when fn returns and aborts when
+//    it throws. fn may be run more than once (the map grew and the txn was retried), so it
+//    must have no effect outside the store;
+//  - errors carry a `code`: STORE_CLOSED, STORE_NOT_IN_TXN, STORE_NESTED_TXN,
+//    STORE_UNKNOWN_TABLE, STORE_BAD_ARGUMENT, STORE_IO, NATIVE_PANIC.
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export type Table =
+  | 'meta' | 'workspaces' | 'root_keys' | 'root_key_hashes' | 'apis' | 'keys' | 'key_hashes' | 'api_keys'
+  | 'permissions' | 'roles' | 'identities' | 'ratelimit_namespaces' | 'ratelimit_overrides' | 'ratelimit_windows' | 'credits';
+
+export type StoreKey = string | Buffer;
+
+export interface StoreStats {
+  usedBytes: number;
+  mapBytes: number;
+  pageSize: number;
+  lastTxnId: number;
+  entries: number;
+}
+
+export interface NativeModule {
+  open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void;
+  close(): void;
+  get(table: Table, key: StoreKey): Buffer | undefined;
+  put(table: Table, key: StoreKey, value: Buffer): void;
+  del(table: Table, key: StoreKey): boolean;
+  /** Ascending `start <= key < end`, at most `limit`, flat `[k0, v0, k1, v1, …]`. */
+  range(table: Table, start: StoreKey, end: StoreKey | null, limit: number): Buffer[];
+  transaction<T>(fn: () => T): T;
+  sync(): void;
+  stats(): StoreStats;
+  sha256Base64(input: StoreKey): string;
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+function findAddon(): string {
+  // src/engine → ../../native (when run from source) or dist/src/engine → ../../../native.
+  for (const rel of ['../../native/keyward.node', '../../../native/keyward.node']) {
+    const p = join(here, rel);
+    if (existsSync(p)) return p;
+  }
+  throw new Error('native/keyward.node is missing: run `npm run build` (or `npm start`, which builds it)');
+}
+
+export const native: NativeModule = createRequire(import.meta.url)(findAddon()) as NativeModule;
+
+export function errorCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+}

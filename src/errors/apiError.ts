@@ -1,0 +1,27 @@
+import type { ErrorName } from './catalogue.js';
+
+/** One validation problem of a 400: where it is (`body.field.path`), what is wrong, how to fix it. */
+export interface ValidationItem {
+  location: string;
+  message: string;
+  fix?: string;
+}
+
+/**
+ * What handlers throw. Only `rpc/dispatch.ts` turns it into an envelope; the catalogue
+ * decides status and title from `name`.
+ */
+export class ApiError extends Error {
+  readonly errorName: ErrorName;
+  readonly detail: string;
+  readonly errors: ValidationItem[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(name: ErrorName, detail: string, opts: { errors?: ValidationItem[]; headers?: Record<string, string> } = {}) {
+    super(`${name}: ${detail}`);
+    this.errorName = name;
+    this.detail = detail;
+    this.errors = opts.errors;
+    this.headers = opts.headers;
+  }
+}

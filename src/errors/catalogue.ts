@@ -1,0 +1,47 @@
+// THE error catalogue: every error keyward can answer with, as data. The dispatcher takes
+// status, title and the type URL from here and nowhere else; README's error table and the
+// pages served under /docs/errors/ are generated from / checked against this list.
+//
+// `type` URL: `${publicUrl}/docs/errors/keyward/<category>/<name>`; identifier:
+// `err:keyward:<category>:<name>`.
+
+export interface CatalogueEntry {
+  readonly status: number;
+  readonly title: string;
+  readonly category: string;
+  /** One sentence: when this error is returned. */
+  readonly when: string;
+}
+
+export const CATALOGUE = {
+  invalid_input: { status: 400, title: 'Bad Request', category: 'application', when: 'The request body does not match the procedure\'s schema (a wrong type, a value out of bounds, a missing or unknown field). `errors` lists each problem.' },
+  malformed_json: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'The request body is not valid UTF-8 JSON.' },
+  invalid_cursor: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'A pagination cursor was not produced by this server for this list.' },
+  permissions_query_syntax_error: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'The permission query of keys.verifyKey is not valid syntax.' },
+  missing_authorization: { status: 401, title: 'Unauthorized', category: 'authentication', when: 'No `Authorization` header was sent.' },
+  malformed_authorization: { status: 401, title: 'Unauthorized', category: 'authentication', when: 'The `Authorization` header is not `Bearer <root key>`.' },
+  root_key_not_found: { status: 401, title: 'Unauthorized', category: 'authentication', when: 'The root key is unknown or revoked.' },
+  insufficient_permissions: { status: 403, title: 'Forbidden', category: 'authorization', when: 'The root key is valid but lacks the permission the procedure needs; `detail` names it.' },
+  procedure_not_found: { status: 404, title: 'Not Found', category: 'routing', when: 'No procedure or page exists at this path.' },
+  api_not_found: { status: 404, title: 'Not Found', category: 'data', when: 'The API does not exist in the root key\'s workspace (or was deleted).' },
+  key_not_found: { status: 404, title: 'Not Found', category: 'data', when: 'The key does not exist in the root key\'s workspace (or was deleted).' },
+  method_not_allowed: { status: 405, title: 'Method Not Allowed', category: 'routing', when: 'Procedures accept only POST; liveness, metrics, the OpenAPI document and error pages only GET.' },
+  request_timeout: { status: 408, title: 'Request Timeout', category: 'bad_request', when: 'The request body did not arrive within KEYWARD_REQUEST_TIMEOUT_MS.' },
+  request_body_too_large: { status: 413, title: 'Payload Too Large', category: 'bad_request', when: 'The request body is larger than KEYWARD_MAX_BODY_BYTES.' },
+  unsupported_media_type: { status: 415, title: 'Unsupported Media Type', category: 'bad_request', when: 'The `Content-Type` header is missing or not `application/json`.' },
+  unexpected_error: { status: 500, title: 'Internal Server Error', category: 'application', when: 'A bug: the request failed in a way keyward does not expect. Nothing was changed.' },
+  storage_unavailable: { status: 503, title: 'Service Unavailable', category: 'application', when: 'The store could not complete the request (disk full, I/O error). Nothing was changed; reads keep working.' },
+  shutting_down: { status: 503, title: 'Service Unavailable', category: 'application', when: 'The server is draining after SIGTERM and takes no new requests.' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorName = keyof typeof CATALOGUE;
+
+export const ERROR_NAMES = Object.keys(CATALOGUE) as ErrorName[];
+
+export function errorPath(name: ErrorName): string {
+  return `/docs/errors/keyward/${CATALOGUE[name].category}/${name}`;
+}
+
+export function errorIdentifier(name: ErrorName): string {
+  return `err:keyward:${CATALOGUE[name].category}:${name}`;
+}

@@ -1,0 +1,82 @@
+// keyward serve: config → open store → bootstrap → serve on KEYWARD_THREADS threads.
+// SIGTERM/SIGINT: stop accepting, finish in-flight requests, sync and close the store, exit 0.
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { native } from './engine/native.js';
+import { bootstrap } from './bootstrap.js';
+import { createLogger } from './log.js';
+import { newMetrics, openStore, serveThread } from './serve.js';
+
+const DRAIN_TIMEOUT_MS = 10_000;
+
+interface WorkerInit {
+  config: Config;
+  metrics: SharedArrayBuffer;
+}
+
+async function runWorker(init: WorkerInit): Promise<void> {
+  openStore(init.config);
+  const server = await serveThread(init.config, newMetrics(init.metrics));
+  parentPort?.postMessage({ listening: server.port });
+  parentPort?.on('message', (msg: unknown) => {
+    if (msg === 'drain') void server.drain(DRAIN_TIMEOUT_MS).then(() => parentPort?.postMessage('drained'));
+  });
+}
+
+export async function runServer(config: Config): Promise<void> {
+  const log = createLogger(config.logLevel);
+  openStore(config);
+  const boot = bootstrap(config.rootKey, Date.now());
+  if (boot !== undefined) {
+    log.info('bootstrapped an empty data dir', { workspaceId: boot.workspaceId, rootKeyId: boot.rootKeyId });
+    if (boot.generatedKey !== undefined) {
+      // Printed once, on stdout only: the store keeps just its hash.
+      process.stdout.write(`keyward: root key for workspace ${boot.workspaceId} (shown once, store it now): ${boot.generatedKey}\n`);
+    }
+  }
+  const metrics = newMetrics();
+  const server = await serveThread(config, metrics);
+  const workers: Worker[] = [];
+  for (let i = 1; i < config.threads; i++) {
+    const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { config, metrics: metrics.buffer } satisfies WorkerInit });
+    await new Promise<void>((resolve, reject) => {
+      worker.once('message', () => resolve());
+      worker.once('error', reject);
+    });
+    workers.push(worker);
+  }
+  process.stdout.write(`keyward listening on http://${config.host}:${server.port} (threads=${config.threads}, durability=${config.durability}, data=${config.dataDir})\n`);
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info('draining', { signal });
+    await Promise.all([
+      server.drain(DRAIN_TIMEOUT_MS),
+      ...workers.map((w) => new Promise<void>((resolve) => {
+        w.once('message', () => resolve());
+        w.once('exit', () => resolve());
+        w.postMessage('drain');
+      })),
+    ]);
+    await Promise.all(workers.map((w) => w.terminate()));
+    native.close();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+if (!isMainThread) {
+  void runWorker(workerData as WorkerInit);
+} else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  try {
+    await runServer(loadConfig());
+  } catch (err) {
+    process.stderr.write(`keyward: ${err instanceof ConfigError ? 'configuration error: ' : ''}${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,121 @@
+// Procedure dispatch, independent of the transport: authenticate → parse → validate →
+// permission rules → handler → envelope. Tests call it without a socket; http/uws.ts
+// calls it for every POST /v2/{namespace}.{procedure}.
+import { Ajv, type ValidateFunction } from 'ajv';
+import { authenticate } from '../auth/authenticate.js';
+import { requirePermission } from '../auth/require.js';
+import { ApiError } from '../errors/apiError.js';
+import { fromAjv } from '../errors/fromAjv.js';
+import { newRequestId } from '../domain/ids.js';
+import { asStorageError } from '../store/db.js';
+import { commitCount } from '../store/durability.js';
+import type { ListResult } from '../procedures/context.js';
+import { ROUTES, type Route } from './routes.js';
+import { errorReply, successBody, type Reply } from './envelope.js';
+import type { Logger } from '../log.js';
+
+export interface DispatchResult {
+  reply: Reply;
+  /** The request committed a write: in `disk` mode its reply waits for an fsync. */
+  wrote: boolean;
+}
+
+interface Compiled {
+  route: Route;
+  validate: ValidateFunction;
+}
+
+// The spec names the namespace `ratelimits`, Unkey's SDKs call `ratelimit`: both are served.
+const NAMESPACE_ALIASES: Record<string, string> = { ratelimit: 'ratelimits' };
+
+export class Dispatcher {
+  private readonly compiled: Compiled[];
+  private readonly index = new Map<string, number>();
+
+  constructor(
+    private readonly publicUrl: string,
+    private readonly log: Logger,
+    routes: readonly Route[] = ROUTES,
+  ) {
+    const ajv = new Ajv({ allErrors: true, strict: true, useDefaults: true, coerceTypes: false });
+    this.compiled = routes.map((route) => ({ route, validate: ajv.compile(route.request) }));
+    this.compiled.forEach((c, i) => this.index.set(c.route.procedure, i));
+  }
+
+  get procedures(): string[] {
+    return this.compiled.map((c) => c.route.procedure);
+  }
+
+  /** Route index for `namespace.procedure` (aliases included), or -1. */
+  lookup(name: string): number {
+    const direct = this.index.get(name);
+    if (direct !== undefined) return direct;
+    const dot = name.indexOf('.');
+    const alias = NAMESPACE_ALIASES[name.slice(0, dot)];
+    return alias === undefined ? -1 : (this.index.get(alias + name.slice(dot)) ?? -1);
+  }
+
+  dispatch(routeIndex: number, authorization: string, body: string): DispatchResult {
+    const requestId = newRequestId();
+    const before = commitCount();
+    try {
+      const { route, validate } = this.compiled[routeIndex] as Compiled;
+      const principal = authenticate(authorization);
+      const input = parseJson(body);
+      if (!validate(input)) {
+        const errors = fromAjv(validate.errors ?? [], route.procedure);
+        throw new ApiError('invalid_input', `The request body for ${route.procedure} is invalid: ${errors.map((e) => e.message).join('; ')}.`, { errors });
+      }
+      for (const rule of route.permissions) {
+        const id = rule.idField === undefined ? undefined : (input as Record<string, unknown>)[rule.idField];
+        requirePermission(principal, rule.resource, typeof id === 'string' ? id : undefined, rule.action);
+      }
+      const result = route.handler(input as never, { principal, nowMs: Date.now(), requestId });
+      let text: string;
+      if (route.list === true) {
+        const page = result as ListResult<unknown>;
+        text = successBody(requestId, page.items, { cursor: page.cursor, hasMore: page.hasMore });
+      } else {
+        text = successBody(requestId, result);
+      }
+      return { reply: { status: 200, body: text, headers: undefined }, wrote: commitCount() !== before };
+    } catch (err) {
+      return { reply: this.fail(requestId, err), wrote: commitCount() !== before };
+    }
+  }
+
+  /** An error reply for a failure outside a procedure (transport errors). */
+  error(err: ApiError): Reply {
+    return errorReply(newRequestId(), err, this.publicUrl);
+  }
+
+  private fail(requestId: string, err: unknown): Reply {
+    const mapped = asStorageError(err);
+    if (mapped instanceof ApiError) return errorReply(requestId, mapped, this.publicUrl);
+    this.log.error('unexpected error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    return errorReply(requestId, new ApiError('unexpected_error', `Something went wrong on our side (request ${requestId}); nothing was changed.`), this.publicUrl);
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Raw body bytes → string; invalid UTF-8 is a 400, not a replacement character. */
+export function decodeBody(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new ApiError('malformed_json', 'The request body is not valid UTF-8.', { errors: [{ location: 'body', message: 'invalid UTF-8' }] });
+  }
+}
+
+function parseJson(body: string): unknown {
+  if (body.trim() === '') {
+    throw new ApiError('malformed_json', 'The request body is empty; send a JSON object.', { errors: [{ location: 'body', message: 'empty body', fix: 'send a JSON object, e.g. {}' }] });
+  }
+  try {
+    return JSON.parse(body);
+  } catch (err) {
+    const why = err instanceof RangeError ? 'it is nested too deeply' : (err as Error).message;
+    throw new ApiError('malformed_json', `The request body is not valid JSON: ${why}.`, { errors: [{ location: 'body', message: 'malformed JSON' }] });
+  }
+}

@@ -1,0 +1,39 @@
+// Shared JSON Schema pieces. Schemas are plain data: ajv compiles them once at start-up and
+// /openapi.json is generated from the very same objects.
+
+export type JsonSchema = Record<string, unknown>;
+
+export const idString = (min = 3, max = 255): JsonSchema => ({ type: 'string', minLength: min, maxLength: max, pattern: '^[a-zA-Z0-9_]+$' });
+
+export const pageLimit = (def: number, max: number): JsonSchema => ({ type: 'integer', minimum: 1, maximum: max, default: def });
+
+export const cursorField: JsonSchema = { type: 'string', maxLength: 1024, description: 'pagination.cursor of the previous page; omit for the first page' };
+
+export function object(properties: Record<string, JsonSchema>, required: readonly string[] = []): JsonSchema {
+  return { type: 'object', additionalProperties: false, properties, required: [...required] };
+}
+
+export const emptyObject: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
+
+export const metaSchema: JsonSchema = object({ requestId: { type: 'string' } }, ['requestId']);
+
+export const paginationSchema: JsonSchema = object({ cursor: { type: 'string' }, hasMore: { type: 'boolean' } }, ['hasMore']);
+
+export const validationItemSchema: JsonSchema = object({ location: { type: 'string' }, message: { type: 'string' }, fix: { type: 'string' } }, ['location', 'message']);
+
+export const errorEnvelopeSchema: JsonSchema = object(
+  {
+    meta: metaSchema,
+    error: object(
+      {
+        title: { type: 'string' },
+        detail: { type: 'string' },
+        status: { type: 'integer' },
+        type: { type: 'string', format: 'uri' },
+        errors: { type: 'array', items: validationItemSchema },
+      },
+      ['title', 'detail', 'status', 'type'],
+    ),
+  },
+  ['meta', 'error'],
+);

@@ -1,0 +1,45 @@
+// One serving thread: the dispatcher (schemas compiled once) and a uWS App on the shared
+// port. main.ts runs one on the main thread and KEYWARD_THREADS − 1 in worker threads;
+// they share the LMDB environment (native module) and the metrics buffer.
+import { existsSync, readFileSync } from 'node:fs';
+import type { Config } from './config.js';
+import { native } from './engine/native.js';
+import { startServer, type RunningServer } from './http/uws.js';
+import { createLogger } from './log.js';
+import { Dispatcher } from './rpc/dispatch.js';
+import { Metrics } from './rpc/metrics.js';
+import { openApiDocument } from './rpc/openapi.js';
+import { ROUTES } from './rpc/routes.js';
+import { setDurability } from './store/durability.js';
+
+// src/serve.ts (vitest) or dist/src/serve.js (built): package.json is one or two levels up.
+const packageJson = [new URL('../package.json', import.meta.url), new URL('../../package.json', import.meta.url)].find((u) => existsSync(u));
+export const VERSION = packageJson === undefined ? '0.0.0' : (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version;
+
+export function openStore(config: Config): void {
+  native.open(config.dataDir, config.durability === 'disk', config.syncIntervalMs, config.initialMapBytes);
+  setDurability(config.durability);
+}
+
+export function newMetrics(shared?: SharedArrayBuffer): Metrics {
+  return new Metrics(ROUTES.map((r) => r.procedure), shared);
+}
+
+export async function serveThread(config: Config, metrics: Metrics): Promise<RunningServer> {
+  const log = createLogger(config.logLevel);
+  const dispatcher = new Dispatcher(config.publicUrl, log);
+  const openapi = JSON.stringify(openApiDocument(ROUTES, config.publicUrl, VERSION));
+  const liveness = JSON.stringify({ meta: { requestId: 'req_liveness' }, data: { message: 'keyward is alive' } });
+  return startServer({
+    config,
+    dispatcher,
+    metrics,
+    log,
+    page(path) {
+      if (path === '/v2/liveness') return { status: 200, contentType: 'application/json', body: liveness };
+      if (path === '/openapi.json') return { status: 200, contentType: 'application/json', body: openapi };
+      if (path === '/metrics') return { status: 200, contentType: 'text/plain; version=0.0.4', body: metrics.render(native.stats()) };
+      return undefined;
+    },
+  });
+}

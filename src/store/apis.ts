@@ -1,0 +1,34 @@
+import { newId } from '../domain/ids.js';
+import { getRecord, putRecord, scanPrefix, transact } from './db.js';
+import type { ApiRecord } from './records.js';
+
+export function insertApi(workspaceId: string, name: string, nowMs: number): ApiRecord {
+  const api: ApiRecord = { id: newId('api', nowMs), workspaceId, name, createdAtMs: nowMs };
+  transact(() => putRecord('apis', api.id, api));
+  return api;
+}
+
+/** The API if it exists, is not deleted and belongs to `workspaceId`. */
+export function findApi(workspaceId: string, apiId: string): ApiRecord | undefined {
+  const api = getRecord<ApiRecord>('apis', apiId);
+  return api !== undefined && api.workspaceId === workspaceId && api.deletedAtMs === undefined ? api : undefined;
+}
+
+/** Soft delete; returns false when the API was not found for this workspace. */
+export function markApiDeleted(workspaceId: string, apiId: string, nowMs: number): boolean {
+  return transact(() => {
+    const api = findApi(workspaceId, apiId);
+    if (api === undefined) return false;
+    putRecord('apis', apiId, { ...api, deletedAtMs: nowMs });
+    return true;
+  });
+}
+
+/** One page of key ids of an API, in key-id order, from `fromKeyId` (inclusive). */
+export function pageApiKeyIds(apiId: string, fromKeyId: string | undefined, limit: number): { keyIds: string[]; nextKeyId: string | undefined } {
+  const prefix = `${apiId}/`;
+  const rows = scanPrefix('api_keys', prefix, fromKeyId === undefined ? undefined : prefix + fromKeyId, limit + 1);
+  const keyIds = rows.map((r) => r.key.slice(prefix.length));
+  const next = keyIds.length > limit ? keyIds[limit] : undefined;
+  return { keyIds: keyIds.slice(0, limit), nextKeyId: next };
+}

@@ -1,0 +1,86 @@
+// Typed access to the native store for management code: msgpack records, ordered scans,
+// atomic read-modify-write. No HTTP types here.
+import { Packr } from 'msgpackr';
+import { native, errorCode, type Table, type StoreKey } from '../engine/native.js';
+import { ApiError } from '../errors/apiError.js';
+import { noteCommit } from './durability.js';
+
+// Plain maps (no msgpackr record extension), so any msgpack reader, the Rust engine's
+// included, decodes what we write.
+const packr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: true, int64AsType: 'number' });
+
+export function encode(value: unknown): Buffer {
+  return packr.pack(value);
+}
+
+export function decode<T>(buf: Buffer): T {
+  return packr.unpack(buf) as T;
+}
+
+export function getRecord<T>(table: Table, key: StoreKey): T | undefined {
+  const buf = native.get(table, key);
+  return buf === undefined ? undefined : decode<T>(buf);
+}
+
+export function putRecord(table: Table, key: StoreKey, value: unknown): void {
+  native.put(table, key, encode(value));
+}
+
+export function delRecord(table: Table, key: StoreKey): boolean {
+  return native.del(table, key);
+}
+
+export function getText(table: Table, key: StoreKey): string | undefined {
+  return native.get(table, key)?.toString('utf8');
+}
+
+export function putText(table: Table, key: StoreKey, value: string): void {
+  native.put(table, key, Buffer.from(value, 'utf8'));
+}
+
+/** Entries with `prefix` ≤ key < prefix + U+FFFF… in key order, starting at `from` (inclusive). */
+export function scanPrefix(table: Table, prefix: string, from: string | undefined, limit: number): { key: string; value: Buffer }[] {
+  const start = from !== undefined && from > prefix ? from : prefix;
+  const flat = native.range(table, start, prefixEnd(prefix), limit);
+  const out: { key: string; value: Buffer }[] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push({ key: (flat[i] as Buffer).toString('utf8'), value: flat[i + 1] as Buffer });
+  return out;
+}
+
+function prefixEnd(prefix: string): Buffer | null {
+  if (prefix === '') return null;
+  const bytes = Buffer.from(prefix, 'utf8');
+  // Increment the last byte that is not 0xff; drop the 0xff tail.
+  for (let i = bytes.length - 1; i >= 0; i--) {
+    if ((bytes[i] ?? 0) < 0xff) {
+      const end = Buffer.from(bytes.subarray(0, i + 1));
+      end[i] = (end[i] ?? 0) + 1;
+      return end;
+    }
+  }
+  return null;
+}
+
+/**
+ * One atomic write transaction. `fn` may run more than once (the store grew and retried),
+ * so it must only read and write the store. Storage failures become a 503 ApiError.
+ */
+export function transact<T>(fn: () => T): T {
+  try {
+    const result = native.transaction(fn);
+    noteCommit();
+    return result;
+  } catch (err) {
+    throw asStorageError(err);
+  }
+}
+
+/** A storage failure (not our own ApiError) → 503 storage_unavailable; others pass through. */
+export function asStorageError(err: unknown): unknown {
+  if (err instanceof ApiError) return err;
+  const code = errorCode(err);
+  if (code === 'STORE_IO' || code === 'STORE_CLOSED') {
+    return new ApiError('storage_unavailable', `The store could not complete the write: ${(err as Error).message}. Nothing was changed.`);
+  }
+  return err;
+}

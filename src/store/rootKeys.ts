@@ -1,0 +1,88 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { native } from '../engine/native.js';
+import { base58 } from '../domain/base58.js';
+import { newId } from '../domain/ids.js';
+import { normalizeGrant } from '../auth/permissions.js';
+import { delRecord, getRecord, getText, putRecord, putText, scanPrefix, transact, decode } from './db.js';
+import { META_ROOT_KEYS_VERSION, type RootKeyRecord, type WorkspaceRecord } from './records.js';
+
+export const ROOT_KEY_PREFIX = 'kwroot';
+
+export function hashRootKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('base64');
+}
+
+export function generateRootKey(): string {
+  return `${ROOT_KEY_PREFIX}_${base58(randomBytes(24))}`;
+}
+
+function bumpVersion(): void {
+  const current = Number(getText('meta', META_ROOT_KEYS_VERSION) ?? '0');
+  putText('meta', META_ROOT_KEYS_VERSION, String(current + 1));
+}
+
+export function rootKeysVersion(): string {
+  return native.get('meta', META_ROOT_KEYS_VERSION)?.toString('latin1') ?? '0';
+}
+
+export function createWorkspace(nowMs: number): WorkspaceRecord {
+  const ws: WorkspaceRecord = { id: newId('ws', nowMs), createdAtMs: nowMs };
+  transact(() => putRecord('workspaces', ws.id, ws));
+  return ws;
+}
+
+export function getWorkspace(id: string): WorkspaceRecord | undefined {
+  return getRecord<WorkspaceRecord>('workspaces', id);
+}
+
+export function listWorkspaces(): WorkspaceRecord[] {
+  return scanPrefix('workspaces', '', undefined, 1_000_000).map((e) => decode<WorkspaceRecord>(e.value));
+}
+
+/** Stores a root key (its hash only) inside the caller's transaction. */
+export function insertRootKey(workspaceId: string, key: string, permissions: readonly string[], nowMs: number): RootKeyRecord {
+  const record: RootKeyRecord = {
+    id: newId('rk', nowMs),
+    workspaceId,
+    hash: hashRootKey(key),
+    start: key.slice(0, Math.min(key.length, key.indexOf('_') + 5 || 4)),
+    permissions: [...new Set(permissions.map(normalizeGrant))],
+    createdAtMs: nowMs,
+  };
+  if (native.get('root_key_hashes', record.hash) !== undefined) throw new Error('this root key already exists');
+  putRecord('root_keys', record.id, record);
+  putText('root_key_hashes', record.hash, record.id);
+  bumpVersion();
+  return record;
+}
+
+export function createRootKey(workspaceId: string, permissions: readonly string[], nowMs: number): { record: RootKeyRecord; key: string } {
+  const key = generateRootKey();
+  const record = transact(() => {
+    if (getWorkspace(workspaceId) === undefined) throw new Error(`workspace ${workspaceId} does not exist`);
+    return insertRootKey(workspaceId, key, permissions, nowMs);
+  });
+  return { record, key };
+}
+
+export function findRootKeyByHash(hash: string): RootKeyRecord | undefined {
+  const id = getText('root_key_hashes', hash);
+  return id === undefined ? undefined : getRecord<RootKeyRecord>('root_keys', id);
+}
+
+export function listRootKeys(workspaceId?: string): RootKeyRecord[] {
+  return scanPrefix('root_keys', '', undefined, 1_000_000)
+    .map((e) => decode<RootKeyRecord>(e.value))
+    .filter((r) => workspaceId === undefined || r.workspaceId === workspaceId);
+}
+
+export function revokeRootKey(id: string): boolean {
+  return transact(() => {
+    const record = getRecord<RootKeyRecord>('root_keys', id);
+    if (record === undefined) return false;
+    delRecord('root_keys', id);
+    delRecord('root_key_hashes', record.hash);
+    bumpVersion();
+    return true;
+  });
+}
