@@ -1,0 +1,381 @@
+//! The JS-facing store API: argument parsing, calls into `store`, and the one boundary
+//! (`boundary`) that turns errors and Rust panics into JS exceptions with a `code`.
+//!
+//! Keys are a string (its UTF-8 bytes) or a Buffer, at most 511 bytes, read into a stack
+//! buffer or borrowed from the Buffer; values are Buffers. No JS objects are built on
+//! get/range except the returned Buffers (and range's array).
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+
+use crate::credits::Credits;
+use crate::hash;
+use crate::napi::{self, napi_callback_info, napi_env, napi_value, Env, Status, ValueType};
+use crate::store::{self, OpenOptions, StoreError, Table, MAX_KEY_BYTES};
+
+pub enum Error {
+    Store(StoreError),
+    /// A Node-API call failed; `PENDING_EXCEPTION` means a JS exception is on its way.
+    Napi(Status),
+    Panic(String),
+}
+
+impl From<StoreError> for Error {
+    fn from(e: StoreError) -> Error {
+        Error::Store(e)
+    }
+}
+
+impl From<Status> for Error {
+    fn from(s: Status) -> Error {
+        Error::Napi(s)
+    }
+}
+
+fn bad(msg: impl Into<String>) -> Error {
+    Error::Store(StoreError::BadArgument(msg.into()))
+}
+
+/// The error → JS exception mapping (the only one). Codes are part of the JS contract.
+fn throw(env: Env, error: Error) {
+    let (code, message) = match error {
+        Error::Napi(Status(napi::PENDING_EXCEPTION)) => return,
+        Error::Napi(_) if env.exception_pending() => return,
+        Error::Napi(Status(s)) => (
+            "NATIVE_NAPI",
+            format!("Node-API call failed with status {s}"),
+        ),
+        Error::Panic(msg) => ("NATIVE_PANIC", format!("native panic: {msg}")),
+        Error::Store(e) => {
+            let code = match e {
+                StoreError::Closed => "STORE_CLOSED",
+                StoreError::NotInTxn => "STORE_NOT_IN_TXN",
+                StoreError::NestedTxn(_) => "STORE_NESTED_TXN",
+                StoreError::UnknownTable(_) => "STORE_UNKNOWN_TABLE",
+                StoreError::BadArgument(_) => "STORE_BAD_ARGUMENT",
+                StoreError::RetryMapFull => "STORE_RETRY_MAP_FULL",
+                StoreError::Lmdb(..) | StoreError::Os(_) => "STORE_IO",
+            };
+            (code, e.to_string())
+        }
+    };
+    env.throw_error(code, &message);
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic payload".to_owned()
+    }
+}
+
+/// Runs an export body with its first `N` arguments. Errors and panics become JS
+/// exceptions; the callback then returns NULL (JS sees the exception).
+pub fn boundary<const N: usize>(
+    env: napi_env,
+    info: napi_callback_info,
+    body: fn(Env, &[napi_value; N]) -> Result<napi_value, Error>,
+) -> napi_value {
+    let env = Env(env);
+    let result = catch_unwind(AssertUnwindSafe(|| body(env, &env.args::<N>(info)?)))
+        .unwrap_or_else(|payload| Err(Error::Panic(panic_message(&*payload))));
+    result.unwrap_or_else(|e| {
+        throw(env, e);
+        std::ptr::null_mut()
+    })
+}
+
+/// Registration also runs behind catch_unwind (a panic must not cross the C boundary).
+pub fn register(
+    env: napi_env,
+    exports: napi_value,
+    table: &[(&std::ffi::CStr, napi::napi_callback)],
+) -> napi_value {
+    let env = Env(env);
+    match catch_unwind(|| napi::register(env, exports, table)) {
+        Ok(Ok(exports)) => exports,
+        Ok(Err(status)) => {
+            throw(env, Error::Napi(status));
+            std::ptr::null_mut()
+        }
+        Err(payload) => {
+            throw(env, Error::Panic(panic_message(&*payload)));
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Stack room for a key: 511 bytes + 4 (one more character) + 1 (NUL written by Node).
+const KEY_STACK: usize = MAX_KEY_BYTES + 5;
+
+/// A key or range bound: string (UTF-8) into `stack`, or a Buffer borrowed from JS.
+/// Strings longer than 511 bytes are rejected here; emptiness is checked by `store`.
+fn bytes_arg<'a>(
+    env: Env,
+    value: napi_value,
+    stack: &'a mut [u8; KEY_STACK],
+    what: &str,
+) -> Result<&'a [u8], Error> {
+    match env.utf8_into(value, stack) {
+        Ok(n) if n <= MAX_KEY_BYTES => Ok(&stack[..n]),
+        Ok(_) => Err(bad(format!("{what} is longer than {MAX_KEY_BYTES} bytes"))),
+        Err(Status(napi::STRING_EXPECTED)) if env.is_buffer(value)? => {
+            // SAFETY: the Buffer is an argument of this call and no JS runs while it is used.
+            Ok(unsafe { env.buffer_bytes(value)? })
+        }
+        Err(Status(napi::STRING_EXPECTED)) => {
+            Err(bad(format!("{what} must be a string or Buffer")))
+        }
+        Err(status) => Err(status.into()),
+    }
+}
+
+fn table_arg(env: Env, value: napi_value) -> Result<Table, Error> {
+    let mut buf = [0u8; 32];
+    let n = match env.utf8_into(value, &mut buf) {
+        Ok(n) => n,
+        Err(Status(napi::STRING_EXPECTED)) => return Err(bad("table name must be a string")),
+        Err(status) => return Err(status.into()),
+    };
+    Table::from_name(&buf[..n]).ok_or_else(|| {
+        StoreError::UnknownTable(String::from_utf8_lossy(&buf[..n]).into_owned()).into()
+    })
+}
+
+fn buffer_arg<'a>(env: Env, value: napi_value, what: &str) -> Result<&'a [u8], Error> {
+    if !env.is_buffer(value)? {
+        return Err(bad(format!("{what} must be a Buffer")));
+    }
+    // SAFETY: the Buffer is an argument of this call and no JS runs while it is used.
+    Ok(unsafe { env.buffer_bytes(value)? })
+}
+
+fn number_arg(env: Env, value: napi_value, what: &str) -> Result<f64, Error> {
+    match env.get_double(value) {
+        Ok(n) if n >= 0.0 && !n.is_nan() => Ok(n),
+        Ok(_) | Err(Status(napi::NUMBER_EXPECTED)) => {
+            Err(bad(format!("{what} must be a non-negative number")))
+        }
+        Err(status) => Err(status.into()),
+    }
+}
+
+fn bool_arg(env: Env, value: napi_value, what: &str) -> Result<bool, Error> {
+    match env.get_bool(value) {
+        Ok(b) => Ok(b),
+        Err(Status(napi::BOOLEAN_EXPECTED)) => Err(bad(format!("{what} must be a boolean"))),
+        Err(status) => Err(status.into()),
+    }
+}
+
+/// A whole string of any length: stack buffer when it fits, heap otherwise.
+fn with_string_bytes<R>(
+    env: Env,
+    value: napi_value,
+    f: impl FnOnce(&[u8]) -> R,
+) -> Result<Option<R>, Error> {
+    let mut stack = [0u8; 256];
+    let n = match env.utf8_into(value, &mut stack) {
+        Ok(n) => n,
+        Err(Status(napi::STRING_EXPECTED)) => return Ok(None),
+        Err(status) => return Err(status.into()),
+    };
+    if n <= stack.len() - 5 {
+        return Ok(Some(f(&stack[..n])));
+    }
+    let mut heap = vec![0u8; env.utf8_len(value)? + 1];
+    let n = env.utf8_into(value, &mut heap)?;
+    Ok(Some(f(&heap[..n])))
+}
+
+// ---- exports -------------------------------------------------------------------------
+
+/// open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void
+pub fn open(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
+    // Both durability modes open the environment the same way (MDB_NOSYNC + fsync by sync()
+    // and the background syncer); `disk` mode's group commit calls sync() from TypeScript.
+    let _durability_disk = bool_arg(env, args[1], "durabilityDisk")?;
+    let sync_interval_ms = number_arg(env, args[2], "syncIntervalMs")?;
+    let initial_map_bytes = number_arg(env, args[3], "initialMapBytes")?;
+    if !sync_interval_ms.is_finite() || !initial_map_bytes.is_finite() {
+        return Err(bad("syncIntervalMs and initialMapBytes must be finite"));
+    }
+    let opts = OpenOptions {
+        sync_interval_ms: sync_interval_ms as u64,
+        initial_map_bytes: initial_map_bytes as usize,
+    };
+    let opened = with_string_bytes(env, args[0], |dir| match std::str::from_utf8(dir) {
+        Ok(dir) if !dir.is_empty() => store::open(Path::new(dir), &opts),
+        _ => Err(StoreError::BadArgument(
+            "dir must be a non-empty path".into(),
+        )),
+    })?;
+    opened.ok_or_else(|| bad("dir must be a string"))??;
+    Ok(env.undefined()?)
+}
+
+/// close(): void
+pub fn close(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    store::close()?;
+    Ok(env.undefined()?)
+}
+
+/// get(table, key): Buffer | undefined
+pub fn get(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
+    let table = table_arg(env, args[0])?;
+    let mut stack = [0u8; KEY_STACK];
+    let key = bytes_arg(env, args[1], &mut stack, "key")?;
+    let value = store::get(table, key, |v| match v {
+        Some(bytes) => env.buffer_copy(bytes),
+        None => env.undefined(),
+    })?;
+    Ok(value?)
+}
+
+/// put(table, key, value: Buffer): void — only inside transaction().
+pub fn put(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
+    let table = table_arg(env, args[0])?;
+    let mut stack = [0u8; KEY_STACK];
+    let key = bytes_arg(env, args[1], &mut stack, "key")?;
+    let value = buffer_arg(env, args[2], "value")?;
+    store::put(table, key, value)?;
+    Ok(env.undefined()?)
+}
+
+/// del(table, key): boolean — true if the key existed; only inside transaction().
+pub fn del(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
+    let table = table_arg(env, args[0])?;
+    let mut stack = [0u8; KEY_STACK];
+    let key = bytes_arg(env, args[1], &mut stack, "key")?;
+    let existed = store::del(table, key)?;
+    Ok(env.boolean(existed)?)
+}
+
+/// range(table, start, end | null, limit): Buffer[] — flat [k0, v0, k1, v1, …],
+/// start <= key < end, ascending, at most `limit` entries. An empty start means "first key".
+pub fn range(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
+    let table = table_arg(env, args[0])?;
+    let mut start_stack = [0u8; KEY_STACK];
+    let start = bytes_arg(env, args[1], &mut start_stack, "start")?;
+    let mut end_stack = [0u8; KEY_STACK];
+    let end = match env.type_of(args[2])? {
+        ValueType::Null | ValueType::Undefined => None,
+        _ => Some(bytes_arg(env, args[2], &mut end_stack, "end")?),
+    };
+    let limit = number_arg(env, args[3], "limit")?;
+    let limit = if limit >= u32::MAX as f64 {
+        u32::MAX as usize / 2
+    } else {
+        limit as usize
+    };
+    let out = env.array(0)?;
+    let mut index = 0u32;
+    store::range(table, start, end, limit, |k, v| {
+        env.set_element(out, index, env.buffer_copy(k)?)?;
+        env.set_element(out, index + 1, env.buffer_copy(v)?)?;
+        index += 2;
+        Ok::<_, Error>(())
+    })?;
+    Ok(out)
+}
+
+/// transaction(fn: () => T): T — see `store::transaction`: fn may be re-run after the map
+/// grows, so it must have no side effects outside the store. A write that hits MAP_FULL
+/// throws STORE_RETRY_MAP_FULL inside fn; whatever fn then does, the attempt is discarded.
+pub fn transaction(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let f = args[0];
+    if env.type_of(f)? != ValueType::Function {
+        return Err(bad("transaction() needs a function"));
+    }
+    let recv = env.undefined()?;
+    store::transaction(|| {
+        let result = env.call(recv, f, &[]);
+        if store::transaction_needs_retry() {
+            env.clear_exception();
+        }
+        result.map_err(Error::from)
+    })
+}
+
+/// sync(): void — mdb_env_sync(force = 1).
+pub fn sync(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    store::sync()?;
+    Ok(env.undefined()?)
+}
+
+/// stats(): { usedBytes, mapBytes, pageSize, lastTxnId, entries } (all numbers).
+pub fn stats(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    let s = store::stats()?;
+    let out = env.object()?;
+    env.set_named(out, c"usedBytes", env.double(s.used_bytes as f64)?)?;
+    env.set_named(out, c"mapBytes", env.double(s.map_bytes as f64)?)?;
+    env.set_named(out, c"pageSize", env.double(s.page_size as f64)?)?;
+    env.set_named(out, c"lastTxnId", env.double(s.last_txn_id as f64)?)?;
+    env.set_named(out, c"entries", env.double(s.entries as f64)?)?;
+    Ok(out)
+}
+
+/// sha256Base64(input: string | Buffer): string — standard padded base64 of SHA-256.
+pub fn sha256_base64(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let digest = match with_string_bytes(env, args[0], hash::sha256_base64)? {
+        Some(digest) => digest,
+        None => hash::sha256_base64(buffer_arg(env, args[0], "input (string or Buffer)")?),
+    };
+    // The digest is ASCII base64.
+    Ok(env.string(std::str::from_utf8(&digest).expect("base64 is ASCII"))?)
+}
+
+/// _panicForTest(): never — proves panics become NATIVE_PANIC exceptions.
+pub fn panic_for_test(_: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    panic!("_panicForTest called");
+}
+
+fn key_id_arg<'a>(env: Env, value: napi_value, stack: &'a mut [u8; KEY_STACK]) -> Result<&'a [u8], Error> {
+    bytes_arg(env, value, stack, "keyId")
+}
+
+fn int_arg(env: Env, value: napi_value, what: &str) -> Result<i64, Error> {
+    match env.get_double(value) {
+        Ok(n) if n.is_finite() && n.fract() == 0.0 && n.abs() <= 9_007_199_254_740_991.0 => Ok(n as i64),
+        Ok(_) | Err(Status(napi::NUMBER_EXPECTED)) => Err(bad(format!("{what} must be a safe integer"))),
+        Err(status) => Err(status.into()),
+    }
+}
+
+/// creditsGet(keyId, nowMs): [remaining, refillAmount, refillDay, lastRefillAtMs] | undefined
+/// — the balance as of nowMs with a due refill applied to the view (nothing is written).
+pub fn credits_get(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
+    let mut stack = [0u8; KEY_STACK];
+    let key = key_id_arg(env, args[0], &mut stack)?;
+    let now_ms = int_arg(env, args[1], "nowMs")?;
+    let found = store::get(Table::CREDITS, key, |v| v.and_then(Credits::decode))?;
+    let Some(c) = found else { return Ok(env.undefined()?) };
+    let (c, _) = c.refilled(now_ms);
+    let out = env.array(4)?;
+    for (i, v) in [c.remaining, c.refill_amount, c.refill_day, c.last_refill_at_ms].iter().enumerate() {
+        env.set_element(out, i as u32, env.double(*v as f64)?)?;
+    }
+    Ok(out)
+}
+
+/// creditsSet(keyId, remaining, refillAmount, refillDay, lastRefillAtMs): void — inside a
+/// transaction. remaining ≥ 0; refillAmount −1 (none) or ≥ 1; refillDay 0 or 1–31.
+pub fn credits_set(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
+    let mut stack = [0u8; KEY_STACK];
+    let key = key_id_arg(env, args[0], &mut stack)?;
+    let c = Credits {
+        remaining: int_arg(env, args[1], "remaining")?,
+        refill_amount: int_arg(env, args[2], "refillAmount")?,
+        refill_day: int_arg(env, args[3], "refillDay")?,
+        last_refill_at_ms: int_arg(env, args[4], "lastRefillAtMs")?,
+    };
+    if c.remaining < 0 || c.refill_amount < -1 || c.refill_amount == 0 || !(0..=31).contains(&c.refill_day) {
+        return Err(bad("credits out of range"));
+    }
+    store::put(Table::CREDITS, key, &c.encode())?;
+    Ok(env.undefined()?)
+}

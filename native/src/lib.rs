@@ -1,0 +1,59 @@
+//! keyward's native module: the export table. Logic lives in `store` (LMDB), `hash`
+//! (SHA-256) and `api` (argument parsing and the one error boundary); `napi` declares the
+//! Node-API subset by hand. Each export runs behind `api::boundary`, so errors and Rust
+//! panics become JS exceptions carrying a `code`.
+
+mod api;
+mod credits;
+mod hash;
+mod napi;
+mod store;
+
+use std::ffi::CStr;
+
+use napi::{napi_callback, napi_callback_info, napi_env, napi_value};
+
+macro_rules! exports {
+    ($($name:literal => $body:path),* $(,)?) => {
+        const EXPORTS: &[(&CStr, napi_callback)] = &[$((
+            $name,
+            {
+                unsafe extern "C" fn export(env: napi_env, info: napi_callback_info) -> napi_value {
+                    api::boundary(env, info, $body)
+                }
+                export
+            },
+        )),*];
+    };
+}
+
+exports! {
+    c"open" => api::open,
+    c"close" => api::close,
+    c"get" => api::get,
+    c"put" => api::put,
+    c"del" => api::del,
+    c"range" => api::range,
+    c"transaction" => api::transaction,
+    c"sync" => api::sync,
+    c"stats" => api::stats,
+    c"sha256Base64" => api::sha256_base64,
+    c"creditsGet" => api::credits_get,
+    c"creditsSet" => api::credits_set,
+    c"_panicForTest" => api::panic_for_test,
+}
+
+/// Called by Node once per JS context that loads the addon (main thread, each worker).
+///
+/// # Safety
+/// Called by Node with a live env and exports object.
+#[no_mangle]
+pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_value) -> napi_value {
+    api::register(env, exports, EXPORTS)
+}
+
+/// The Node-API version this addon is built against.
+#[no_mangle]
+pub extern "C" fn node_api_module_get_api_version_v1() -> i32 {
+    8
+}

@@ -1,0 +1,1078 @@
+//! The LMDB environment, its named tables and transactions, as plain Rust.
+//!
+//! Contract:
+//! - One environment per process: `open` fills the process-wide `STORE` slot, which every
+//!   thread (Node worker threads included) shares. Opening the same directory again is a
+//!   no-op; a different directory while open is an error. `close` empties the slot.
+//! - Every LMDB transaction of this process (read or write) holds `STORE` in read mode for
+//!   its whole life. Changing the map size needs "no active transactions in this process",
+//!   so it takes `STORE` in write mode. Nobody waits for the write guard while holding an
+//!   LMDB transaction, so the LMDB writer lock is never held while waiting on `STORE`.
+//! - A write transaction lives in a thread-local (`ACTIVE`) for the duration of the
+//!   `transaction` body; `get`/`range`/`stats`/`sync` on that thread go through it (reads see
+//!   the transaction's own writes), `put`/`del` are only allowed inside it.
+//! - Durability: MDB_NOSYNC, so a commit reaches the OS page cache (a killed process loses
+//!   nothing); `sync()` and the optional background syncer fsync.
+
+use std::cell::RefCell;
+use std::ffi::CStr;
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::ptr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use libc::{c_int, c_void};
+use lmdb::{DatabaseFlags, Environment, EnvironmentFlags};
+use lmdb_sys as ffi;
+
+/// The named tables, created at open. The index of a name is its `Table` id.
+pub const TABLES: [&str; 16] = [
+    "meta",
+    "workspaces",
+    "root_keys",
+    "root_key_hashes",
+    "apis",
+    "keys",
+    "key_hashes",
+    "api_keys",
+    "permissions",
+    "roles",
+    "identities",
+    "ratelimit_namespaces",
+    "ratelimit_overrides",
+    "ratelimit_windows",
+    "credits",
+    "indexes",
+];
+const TABLE_COUNT: usize = TABLES.len();
+
+/// LMDB's compiled-in maximum key size (mdb_env_get_maxkeysize with the default build).
+pub const MAX_KEY_BYTES: usize = 511;
+/// Map size used when `initial_map_bytes` is 0.
+pub const DEFAULT_MAP_BYTES: usize = 1 << 30;
+/// Map growth stops here (1 TiB of address space; the file itself stays sparse).
+pub const MAX_MAP_BYTES: usize = 1 << 40;
+
+/// A named table (index into `TABLES`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Table(u8);
+
+impl Table {
+    pub const CREDITS: Table = Table(14);
+    pub const KEYS: Table = Table(5);
+    pub const KEY_HASHES: Table = Table(6);
+    pub const APIS: Table = Table(4);
+    pub const ROLES: Table = Table(9);
+    pub const IDENTITIES: Table = Table(10);
+    pub const RATELIMIT_WINDOWS: Table = Table(13);
+    pub const RATELIMIT_NAMESPACES: Table = Table(11);
+    pub const RATELIMIT_OVERRIDES: Table = Table(12);
+}
+
+impl Table {
+    /// Resolves a table name without allocating; `None` for names not in `TABLES`.
+    pub fn from_name(name: &[u8]) -> Option<Table> {
+        let i = match name {
+            b"meta" => 0,
+            b"workspaces" => 1,
+            b"root_keys" => 2,
+            b"root_key_hashes" => 3,
+            b"apis" => 4,
+            b"keys" => 5,
+            b"key_hashes" => 6,
+            b"api_keys" => 7,
+            b"permissions" => 8,
+            b"roles" => 9,
+            b"identities" => 10,
+            b"ratelimit_namespaces" => 11,
+            b"ratelimit_overrides" => 12,
+            b"ratelimit_windows" => 13,
+            b"credits" => 14,
+            b"indexes" => 15,
+            _ => return None,
+        };
+        Some(Table(i))
+    }
+
+    #[cfg(test)]
+    pub fn name(self) -> &'static str {
+        TABLES[self.0 as usize]
+    }
+}
+
+#[derive(Debug)]
+pub enum StoreError {
+    /// No environment is open.
+    Closed,
+    /// put/del outside `transaction`.
+    NotInTxn,
+    /// `transaction` (or open/close) called inside a transaction on the same thread.
+    NestedTxn(&'static str),
+    UnknownTable(String),
+    BadArgument(String),
+    /// A write hit MDB_MAP_FULL; the transaction is doomed and `transaction` re-runs its body
+    /// after growing the map. Every further operation in that body fails with this too.
+    RetryMapFull,
+    /// An LMDB or errno code from the named operation.
+    Lmdb(&'static str, c_int),
+    /// A filesystem error outside LMDB (creating/resolving the directory).
+    Os(String),
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreError::Closed => f.write_str("store is not open"),
+            StoreError::NotInTxn => f.write_str("put/del must be called inside transaction()"),
+            StoreError::NestedTxn(op) => write!(f, "{op}() called inside a transaction"),
+            StoreError::UnknownTable(name) => write!(f, "unknown table {name:?}"),
+            StoreError::BadArgument(msg) => f.write_str(msg),
+            StoreError::RetryMapFull => {
+                f.write_str("LMDB map full; the transaction will be re-run with a larger map")
+            }
+            StoreError::Lmdb(op, rc) => write!(f, "{op} failed: {}", lmdb_error_name(*rc)),
+            StoreError::Os(msg) => f.write_str(msg),
+        }
+    }
+}
+
+/// "MDB_MAP_FULL: Environment mapsize limit reached", "ENOSPC: No space left on device", …
+pub fn lmdb_error_name(rc: c_int) -> String {
+    // SAFETY: mdb_strerror returns a static or thread-local NUL-terminated string.
+    let text = unsafe { CStr::from_ptr(ffi::mdb_strerror(rc)) }.to_string_lossy();
+    let errno = match rc {
+        libc::ENOSPC => "ENOSPC",
+        libc::EIO => "EIO",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EPERM => "EPERM",
+        libc::EINVAL => "EINVAL",
+        libc::ENOENT => "ENOENT",
+        libc::EROFS => "EROFS",
+        libc::EDQUOT => "EDQUOT",
+        libc::EAGAIN => "EAGAIN",
+        libc::EFBIG => "EFBIG",
+        _ if rc > 0 => "errno",
+        _ => return text.into_owned(),
+    };
+    format!("{errno}: {text} (code {rc})")
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+#[derive(Clone, Copy, Debug)]
+pub struct OpenOptions {
+    /// Background mdb_env_sync(force) period; 0 = no background syncer.
+    pub sync_interval_ms: u64,
+    /// Initial map size in bytes; 0 = DEFAULT_MAP_BYTES. The map doubles on MDB_MAP_FULL.
+    pub initial_map_bytes: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// (last_pgno + 1) * page_size: bytes of the data file in use.
+    pub used_bytes: u64,
+    pub map_bytes: u64,
+    pub page_size: u64,
+    pub last_txn_id: u64,
+    /// Sum of entries over all tables.
+    pub entries: u64,
+}
+
+pub struct Store {
+    env: Environment,
+    dbis: [ffi::MDB_dbi; TABLE_COUNT],
+    dir: PathBuf,
+    generation: u64,
+    syncer: Option<Syncer>,
+}
+
+static STORE: RwLock<Option<Store>> = RwLock::new(None);
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+struct ActiveTxn {
+    txn: *mut ffi::MDB_txn,
+    map_full: bool,
+    guard: RwLockReadGuard<'static, Option<Store>>,
+}
+
+thread_local! {
+    static ACTIVE: RefCell<Option<ActiveTxn>> = const { RefCell::new(None) };
+}
+
+fn read_guard() -> RwLockReadGuard<'static, Option<Store>> {
+    STORE.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn write_guard() -> RwLockWriteGuard<'static, Option<Store>> {
+    STORE.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn check(op: &'static str, rc: c_int) -> Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(StoreError::Lmdb(op, rc))
+    }
+}
+
+fn check_key(key: &[u8]) -> Result<()> {
+    if key.is_empty() {
+        Err(StoreError::BadArgument("key must not be empty".into()))
+    } else if key.len() > MAX_KEY_BYTES {
+        Err(StoreError::BadArgument(format!(
+            "key is {} bytes; at most {MAX_KEY_BYTES} allowed",
+            key.len()
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+fn val(bytes: &[u8]) -> ffi::MDB_val {
+    ffi::MDB_val {
+        mv_size: bytes.len(),
+        mv_data: bytes.as_ptr() as *mut c_void,
+    }
+}
+
+/// # Safety
+/// `v` must come from LMDB inside a transaction that outlives `'a`.
+unsafe fn slice<'a>(v: &ffi::MDB_val) -> &'a [u8] {
+    if v.mv_size == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(v.mv_data as *const u8, v.mv_size)
+    }
+}
+
+impl Store {
+    fn env_ptr(&self) -> *mut ffi::MDB_env {
+        self.env.env()
+    }
+
+    fn dbi(&self, table: Table) -> ffi::MDB_dbi {
+        self.dbis[table.0 as usize]
+    }
+
+    fn info(&self) -> ffi::MDB_envinfo {
+        let mut info = ffi::MDB_envinfo {
+            me_mapaddr: ptr::null_mut(),
+            me_mapsize: 0,
+            me_last_pgno: 0,
+            me_last_txnid: 0,
+            me_maxreaders: 0,
+            me_numreaders: 0,
+        };
+        // SAFETY: the env is open; mdb_env_info only fills the struct (always returns 0).
+        unsafe { ffi::mdb_env_info(self.env_ptr(), &mut info) };
+        info
+    }
+
+    fn map_bytes(&self) -> usize {
+        self.info().me_mapsize
+    }
+
+    fn sync_env(&self) -> Result<()> {
+        // SAFETY: the env is open.
+        check("mdb_env_sync", unsafe {
+            ffi::mdb_env_sync(self.env_ptr(), 1)
+        })
+    }
+}
+
+/// Opens the process-wide environment at `dir` (created if missing) with every table.
+/// Idempotent for the same directory; another directory while open is `BadArgument`.
+pub fn open(dir: &Path, opts: &OpenOptions) -> Result<()> {
+    if in_transaction() {
+        return Err(StoreError::NestedTxn("open"));
+    }
+    fs::create_dir_all(dir)
+        .map_err(|e| StoreError::Os(format!("cannot create {}: {e}", dir.display())))?;
+    let dir = fs::canonicalize(dir)
+        .map_err(|e| StoreError::Os(format!("cannot resolve {}: {e}", dir.display())))?;
+    let mut slot = write_guard();
+    if let Some(store) = slot.as_ref() {
+        return if store.dir == dir {
+            Ok(())
+        } else {
+            Err(StoreError::BadArgument(format!(
+                "store already open at {}; close it before opening {}",
+                store.dir.display(),
+                dir.display()
+            )))
+        };
+    }
+    let map_bytes = if opts.initial_map_bytes == 0 {
+        DEFAULT_MAP_BYTES
+    } else {
+        opts.initial_map_bytes
+    };
+    let env = Environment::new()
+        .set_flags(EnvironmentFlags::NO_SYNC | EnvironmentFlags::NO_TLS)
+        .set_max_dbs(64)
+        .set_max_readers(512)
+        .set_map_size(map_bytes)
+        .open(&dir)
+        .map_err(|e| StoreError::Lmdb("mdb_env_open", e.to_err_code()))?;
+    let mut dead = 0;
+    // SAFETY: the env is open. Clears reader slots left by killed processes.
+    check("mdb_reader_check", unsafe {
+        ffi::mdb_reader_check(env.env(), &mut dead)
+    })?;
+    let mut dbis = [0; TABLE_COUNT];
+    for (i, name) in TABLES.iter().enumerate() {
+        let db = match env.create_db(Some(name), DatabaseFlags::empty()) {
+            Err(lmdb::Error::MapResized) => {
+                // Another process grew the map since we opened: adopt its size, then retry.
+                // SAFETY: no transaction is active on this new env.
+                check("mdb_env_set_mapsize", unsafe {
+                    ffi::mdb_env_set_mapsize(env.env(), 0)
+                })?;
+                env.create_db(Some(name), DatabaseFlags::empty())
+            }
+            other => other,
+        };
+        dbis[i] = db
+            .map_err(|e| StoreError::Lmdb("create table", e.to_err_code()))?
+            .dbi();
+    }
+    let generation = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
+    let syncer = (opts.sync_interval_ms > 0)
+        .then(|| Syncer::spawn(generation, Duration::from_millis(opts.sync_interval_ms)));
+    *slot = Some(Store {
+        env,
+        dbis,
+        dir,
+        generation,
+        syncer,
+    });
+    Ok(())
+}
+
+/// Stops the background syncer, fsyncs and closes. Idempotent. Waits for transactions of
+/// other threads to finish; inside a transaction on this thread it is `NestedTxn`.
+pub fn close() -> Result<()> {
+    if in_transaction() {
+        return Err(StoreError::NestedTxn("close"));
+    }
+    let taken = write_guard().take();
+    let Some(mut store) = taken else {
+        return Ok(());
+    };
+    if let Some(syncer) = store.syncer.take() {
+        syncer.stop();
+    }
+    let synced = store.sync_env();
+    drop(store); // mdb_env_close
+    synced
+}
+
+/// mdb_env_sync(force = 1): everything committed so far reaches the disk.
+pub fn sync() -> Result<()> {
+    with_read(|store, _| store.sync_env())
+}
+
+pub fn stats() -> Result<Stats> {
+    with_read(|store, txn| {
+        let info = store.info();
+        let mut st = ffi::MDB_stat {
+            ms_psize: 0,
+            ms_depth: 0,
+            ms_branch_pages: 0,
+            ms_leaf_pages: 0,
+            ms_overflow_pages: 0,
+            ms_entries: 0,
+        };
+        // SAFETY: the env is open.
+        check("mdb_env_stat", unsafe {
+            ffi::mdb_env_stat(store.env_ptr(), &mut st)
+        })?;
+        let page_size = st.ms_psize as u64;
+        let mut entries = 0u64;
+        for &dbi in &store.dbis {
+            // SAFETY: txn is live for this closure; dbi belongs to this env.
+            check("mdb_stat", unsafe { ffi::mdb_stat(txn, dbi, &mut st) })?;
+            entries += st.ms_entries as u64;
+        }
+        Ok(Stats {
+            used_bytes: (info.me_last_pgno as u64 + 1) * page_size,
+            map_bytes: info.me_mapsize as u64,
+            page_size,
+            last_txn_id: info.me_last_txnid as u64,
+            entries,
+        })
+    })
+}
+
+pub fn in_transaction() -> bool {
+    ACTIVE.with(|a| a.borrow().is_some())
+}
+
+/// True inside a transaction body once a write hit MDB_MAP_FULL: the body's outcome will
+/// be discarded and the body re-run (the JS boundary clears the pending exception then).
+pub fn transaction_needs_retry() -> bool {
+    ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|t| t.map_full))
+}
+
+/// Runs `f` with a transaction to read through: this thread's write transaction when inside
+/// `transaction`, otherwise a short read-only one. `f` must not call back into the store.
+fn with_read<R, E: From<StoreError>>(
+    f: impl FnOnce(&Store, *mut ffi::MDB_txn) -> Result<R, E>,
+) -> Result<R, E> {
+    ACTIVE.with(|cell| {
+        if let Some(active) = cell.borrow().as_ref() {
+            if active.map_full {
+                return Err(StoreError::RetryMapFull.into());
+            }
+            let store = active
+                .guard
+                .as_ref()
+                .expect("store is open during a transaction");
+            return f(store, active.txn);
+        }
+        loop {
+            let guard = read_guard();
+            let store = guard.as_ref().ok_or(StoreError::Closed)?;
+            let mut txn = ptr::null_mut();
+            // SAFETY: env is open and we hold the read guard for the txn's whole life.
+            let rc = unsafe {
+                ffi::mdb_txn_begin(store.env_ptr(), ptr::null_mut(), ffi::MDB_RDONLY, &mut txn)
+            };
+            if rc == ffi::MDB_MAP_RESIZED {
+                drop(guard);
+                adopt_map_size()?;
+                continue;
+            }
+            check("mdb_txn_begin (read)", rc)?;
+            let _end = AbortOnDrop(txn);
+            return f(store, txn);
+        }
+    })
+}
+
+/// Runs `f` with this thread's write transaction; `NotInTxn` outside `transaction`.
+/// A `RetryMapFull` from `f` dooms the transaction.
+fn with_write<R>(f: impl FnOnce(&Store, *mut ffi::MDB_txn) -> Result<R>) -> Result<R> {
+    ACTIVE.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let active = cell.as_mut().ok_or(StoreError::NotInTxn)?;
+        if active.map_full {
+            return Err(StoreError::RetryMapFull);
+        }
+        let store = active
+            .guard
+            .as_ref()
+            .expect("store is open during a transaction");
+        let result = f(store, active.txn);
+        if matches!(result, Err(StoreError::RetryMapFull)) {
+            active.map_full = true;
+        }
+        result
+    })
+}
+
+struct AbortOnDrop(*mut ffi::MDB_txn);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: the txn is live and owned by this guard.
+        unsafe { ffi::mdb_txn_abort(self.0) }
+    }
+}
+
+struct CursorGuard(*mut ffi::MDB_cursor);
+
+impl Drop for CursorGuard {
+    fn drop(&mut self) {
+        // SAFETY: the cursor is live and its txn outlives this guard.
+        unsafe { ffi::mdb_cursor_close(self.0) }
+    }
+}
+
+/// Calls `f` with the value stored under `key` (valid only during `f`), or `None`.
+pub fn get<R>(table: Table, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
+    check_key(key)?;
+    with_read(|store, txn| {
+        let mut k = val(key);
+        let mut v = val(&[]);
+        // SAFETY: txn live, dbi of this env, k points to `key`.
+        let rc = unsafe { ffi::mdb_get(txn, store.dbi(table), &mut k, &mut v) };
+        match rc {
+            0 => Ok(f(Some(unsafe { slice(&v) }))),
+            ffi::MDB_NOTFOUND => Ok(f(None)),
+            rc => Err(StoreError::Lmdb("get", rc)),
+        }
+    })
+}
+
+/// Inserts or replaces. Only inside `transaction`.
+pub fn put(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
+    check_key(key)?;
+    with_write(|store, txn| {
+        let (mut k, mut v) = (val(key), val(value));
+        // SAFETY: txn is this thread's live write txn.
+        match unsafe { ffi::mdb_put(txn, store.dbi(table), &mut k, &mut v, 0) } {
+            0 => Ok(()),
+            ffi::MDB_MAP_FULL => Err(StoreError::RetryMapFull),
+            rc => Err(StoreError::Lmdb("put", rc)),
+        }
+    })
+}
+
+/// Deletes `key`; true if it existed. Only inside `transaction`.
+pub fn del(table: Table, key: &[u8]) -> Result<bool> {
+    check_key(key)?;
+    with_write(|store, txn| {
+        let mut k = val(key);
+        // SAFETY: txn is this thread's live write txn.
+        match unsafe { ffi::mdb_del(txn, store.dbi(table), &mut k, ptr::null_mut()) } {
+            0 => Ok(true),
+            ffi::MDB_NOTFOUND => Ok(false),
+            ffi::MDB_MAP_FULL => Err(StoreError::RetryMapFull),
+            rc => Err(StoreError::Lmdb("del", rc)),
+        }
+    })
+}
+
+/// Visits entries with `start <= key < end` (`end: None` = to the end of the table; empty
+/// `start` = from the first key) in ascending byte order, at most `limit` of them. Slices are
+/// valid only during each `visit` call.
+pub fn range<E: From<StoreError>>(
+    table: Table,
+    start: &[u8],
+    end: Option<&[u8]>,
+    limit: usize,
+    mut visit: impl FnMut(&[u8], &[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    let too_long = |b: &[u8]| b.len() > MAX_KEY_BYTES;
+    if too_long(start) || end.is_some_and(too_long) {
+        return Err(StoreError::BadArgument(format!(
+            "range bounds must be at most {MAX_KEY_BYTES} bytes"
+        ))
+        .into());
+    }
+    if limit == 0 {
+        return Ok(());
+    }
+    with_read(|store, txn| {
+        let mut cursor = ptr::null_mut();
+        // SAFETY: txn live; the cursor is closed by the guard before the txn ends.
+        check("mdb_cursor_open", unsafe {
+            ffi::mdb_cursor_open(txn, store.dbi(table), &mut cursor)
+        })?;
+        let cursor = CursorGuard(cursor);
+        let mut k = val(start);
+        let mut v = val(&[]);
+        let mut op = if start.is_empty() {
+            ffi::MDB_FIRST
+        } else {
+            ffi::MDB_SET_RANGE
+        };
+        let mut seen = 0;
+        while seen < limit {
+            // SAFETY: cursor live; k/v are filled by LMDB.
+            match unsafe { ffi::mdb_cursor_get(cursor.0, &mut k, &mut v, op) } {
+                0 => {}
+                ffi::MDB_NOTFOUND => break,
+                rc => return Err(StoreError::Lmdb("range", rc).into()),
+            }
+            let key = unsafe { slice(&k) };
+            if end.is_some_and(|end| key >= end) {
+                break;
+            }
+            visit(key, unsafe { slice(&v) })?;
+            seen += 1;
+            op = ffi::MDB_NEXT;
+        }
+        Ok(())
+    })
+}
+
+/// Runs `body` inside one LMDB write transaction on this thread: commits if it returns Ok,
+/// aborts and returns its error otherwise.
+///
+/// The body may run more than once: when a write hits MDB_MAP_FULL (or the commit does),
+/// the transaction is aborted, the map doubled and `body` re-run from scratch. Bodies must
+/// therefore have no side effects outside the store. Nested calls are `NestedTxn`.
+pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E>) -> Result<T, E> {
+    if in_transaction() {
+        return Err(StoreError::NestedTxn("transaction").into());
+    }
+    loop {
+        let guard = read_guard();
+        let store = guard.as_ref().ok_or(StoreError::Closed)?;
+        let (env, map_bytes) = (store.env_ptr(), store.map_bytes());
+        let mut txn = ptr::null_mut();
+        // SAFETY: env is open and the read guard moves into ACTIVE with the txn.
+        let rc = unsafe { ffi::mdb_txn_begin(env, ptr::null_mut(), 0, &mut txn) };
+        if rc == ffi::MDB_MAP_RESIZED {
+            drop(guard);
+            adopt_map_size()?;
+            continue;
+        }
+        check("mdb_txn_begin (write)", rc)?;
+        ACTIVE.with(|a| {
+            *a.borrow_mut() = Some(ActiveTxn {
+                txn,
+                map_full: false,
+                guard,
+            })
+        });
+        let unwind = AbortActiveOnUnwind;
+        let result = body();
+        std::mem::forget(unwind);
+        let active = ACTIVE
+            .with(|a| a.borrow_mut().take())
+            .expect("active transaction");
+        let ActiveTxn {
+            txn,
+            map_full,
+            guard,
+        } = active;
+        if map_full {
+            // SAFETY: txn is live; after abort it is freed.
+            unsafe { ffi::mdb_txn_abort(txn) };
+            drop(guard);
+            grow_map(map_bytes)?;
+            continue;
+        }
+        let value = match result {
+            Ok(value) => value,
+            Err(e) => {
+                // SAFETY: as above.
+                unsafe { ffi::mdb_txn_abort(txn) };
+                return Err(e);
+            }
+        };
+        // SAFETY: txn is live; commit frees it whether or not it succeeds.
+        let rc = unsafe { ffi::mdb_txn_commit(txn) };
+        drop(guard);
+        match rc {
+            0 => return Ok(value),
+            ffi::MDB_MAP_FULL => grow_map(map_bytes)?,
+            rc => return Err(StoreError::Lmdb("commit", rc).into()),
+        }
+    }
+}
+
+/// On a panic in the body, aborts the thread's transaction and releases its guard.
+struct AbortActiveOnUnwind;
+
+impl Drop for AbortActiveOnUnwind {
+    fn drop(&mut self) {
+        let _ = ACTIVE.try_with(|a| {
+            if let Ok(mut a) = a.try_borrow_mut() {
+                if let Some(active) = a.take() {
+                    // SAFETY: the txn is live; dropping `active` then releases the guard.
+                    unsafe { ffi::mdb_txn_abort(active.txn) };
+                }
+            }
+        });
+    }
+}
+
+/// Doubles the map unless someone already grew it past `seen_map_bytes`.
+fn grow_map(seen_map_bytes: usize) -> Result<()> {
+    let slot = write_guard();
+    let store = slot.as_ref().ok_or(StoreError::Closed)?;
+    if store.map_bytes() > seen_map_bytes {
+        return Ok(());
+    }
+    let target = seen_map_bytes.saturating_mul(2);
+    if target > MAX_MAP_BYTES {
+        return Err(StoreError::Lmdb(
+            "grow map (at maximum size)",
+            ffi::MDB_MAP_FULL,
+        ));
+    }
+    // SAFETY: we hold STORE in write mode, so no transaction of this process is active.
+    let rc = unsafe { ffi::mdb_env_set_mapsize(store.env_ptr(), target) };
+    if rc != 0 {
+        // Leave the environment mapped at its previous size rather than unusable.
+        // SAFETY: as above.
+        unsafe { ffi::mdb_env_set_mapsize(store.env_ptr(), seen_map_bytes) };
+        return Err(StoreError::Lmdb("grow map", rc));
+    }
+    Ok(())
+}
+
+/// After MDB_MAP_RESIZED (another process grew the map): adopt the size in the meta page.
+fn adopt_map_size() -> Result<()> {
+    let slot = write_guard();
+    let store = slot.as_ref().ok_or(StoreError::Closed)?;
+    // SAFETY: we hold STORE in write mode, so no transaction of this process is active.
+    check("mdb_env_set_mapsize", unsafe {
+        ffi::mdb_env_set_mapsize(store.env_ptr(), 0)
+    })
+}
+
+/// Background thread calling mdb_env_sync(force) every interval until stopped or until the
+/// store it was started for is closed. Sync failures are retried on the next tick.
+struct Syncer {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    handle: JoinHandle<()>,
+}
+
+impl Syncer {
+    fn spawn(generation: u64, interval: Duration) -> Syncer {
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let signal = Arc::clone(&stop);
+        let handle = std::thread::Builder::new()
+            .name("keyward-lmdb-sync".into())
+            .spawn(move || loop {
+                let (lock, cv) = &*signal;
+                let deadline = Instant::now() + interval;
+                let mut stopped = lock.lock().unwrap_or_else(PoisonError::into_inner);
+                while !*stopped {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        break;
+                    }
+                    stopped = cv
+                        .wait_timeout(stopped, deadline - now)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0;
+                }
+                if *stopped {
+                    return;
+                }
+                drop(stopped);
+                let slot = read_guard();
+                match slot.as_ref() {
+                    Some(store) if store.generation == generation => {
+                        let _ = store.sync_env();
+                    }
+                    _ => return,
+                }
+            })
+            .expect("spawn sync thread");
+        Syncer { stop, handle }
+    }
+
+    fn stop(self) {
+        let (lock, cv) = &*self.stop;
+        *lock.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        cv.notify_all();
+        let _ = self.handle.join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::MutexGuard;
+
+    // The store is process-wide, so tests that open it run one at a time.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    struct Fixture {
+        dir: PathBuf,
+        _serial: MutexGuard<'static, ()>,
+    }
+
+    impl Fixture {
+        fn new(name: &str, initial_map_bytes: usize) -> Fixture {
+            let serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+            let _ = close();
+            let dir =
+                std::env::temp_dir().join(format!("keyward-store-{}-{name}", std::process::id()));
+            let _ = fs::remove_dir_all(&dir);
+            let fixture = Fixture {
+                dir,
+                _serial: serial,
+            };
+            fixture.open(initial_map_bytes);
+            fixture
+        }
+
+        fn open(&self, initial_map_bytes: usize) {
+            let opts = OpenOptions {
+                sync_interval_ms: 0,
+                initial_map_bytes,
+            };
+            open(&self.dir, &opts).unwrap();
+        }
+    }
+
+    impl Drop for Fixture {
+        fn drop(&mut self) {
+            let _ = close();
+            let _ = fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    fn t(name: &str) -> Table {
+        Table::from_name(name.as_bytes()).unwrap()
+    }
+
+    fn get_vec(table: Table, key: &[u8]) -> Option<Vec<u8>> {
+        get(table, key, |v| v.map(<[u8]>::to_vec)).unwrap()
+    }
+
+    fn put_one(table: Table, key: &[u8], value: &[u8]) {
+        transaction(|| put(table, key, value)).unwrap();
+    }
+
+    fn collect(
+        table: Table,
+        start: &[u8],
+        end: Option<&[u8]>,
+        limit: usize,
+    ) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut out = Vec::new();
+        range(table, start, end, limit, |k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn table_names_resolve_both_ways() {
+        for name in TABLES {
+            assert_eq!(Table::from_name(name.as_bytes()).unwrap().name(), name);
+        }
+        assert_eq!(Table::from_name(b"nope"), None);
+        assert_eq!(Table::from_name(b""), None);
+    }
+
+    #[test]
+    fn put_get_del_roundtrip() {
+        let _f = Fixture::new("roundtrip", 0);
+        let apis = t("apis");
+        assert_eq!(get_vec(apis, b"a"), None);
+        put_one(apis, b"a", b"1");
+        assert_eq!(get_vec(apis, b"a"), Some(b"1".to_vec()));
+        assert_eq!(get_vec(t("keys"), b"a"), None, "tables are separate");
+        assert!(transaction(|| del(apis, b"a")).unwrap());
+        assert!(!transaction(|| del(apis, b"a")).unwrap());
+        assert_eq!(get_vec(apis, b"a"), None);
+    }
+
+    #[test]
+    fn writes_need_a_transaction_and_cannot_nest() {
+        let _f = Fixture::new("rules", 0);
+        assert!(matches!(
+            put(t("meta"), b"k", b"v"),
+            Err(StoreError::NotInTxn)
+        ));
+        assert!(matches!(del(t("meta"), b"k"), Err(StoreError::NotInTxn)));
+        let nested = transaction(|| transaction(|| Ok::<_, StoreError>(())));
+        assert!(matches!(nested, Err(StoreError::NestedTxn("transaction"))));
+        assert!(matches!(
+            transaction(close),
+            Err(StoreError::NestedTxn("close"))
+        ));
+    }
+
+    #[test]
+    fn key_size_is_checked() {
+        let _f = Fixture::new("keysize", 0);
+        let meta = t("meta");
+        assert!(matches!(
+            get(meta, b"", |_| ()),
+            Err(StoreError::BadArgument(_))
+        ));
+        assert!(matches!(
+            get(meta, &[b'x'; 512], |_| ()),
+            Err(StoreError::BadArgument(_))
+        ));
+        put_one(meta, &[b'x'; 511], b"max");
+        assert_eq!(get_vec(meta, &[b'x'; 511]), Some(b"max".to_vec()));
+    }
+
+    #[test]
+    fn reads_inside_a_transaction_see_its_writes_and_abort_discards_them() {
+        let _f = Fixture::new("abort", 0);
+        let keys = t("keys");
+        let seen = transaction(|| {
+            put(keys, b"k", b"v")?;
+            get(keys, b"k", |v| v.map(<[u8]>::to_vec))
+        })
+        .unwrap();
+        assert_eq!(seen, Some(b"v".to_vec()));
+        let failed: Result<(), StoreError> = transaction(|| {
+            put(keys, b"k", b"changed")?;
+            put(keys, b"other", b"x")?;
+            Err(StoreError::BadArgument("user error".into()))
+        });
+        assert!(matches!(failed, Err(StoreError::BadArgument(_))));
+        assert_eq!(get_vec(keys, b"k"), Some(b"v".to_vec()));
+        assert_eq!(get_vec(keys, b"other"), None);
+    }
+
+    #[test]
+    fn panic_in_body_aborts_and_releases() {
+        let _f = Fixture::new("panic", 0);
+        let meta = t("meta");
+        let caught = std::panic::catch_unwind(|| {
+            let _ = transaction(|| -> Result<(), StoreError> {
+                put(meta, b"k", b"v")?;
+                panic!("boom");
+            });
+        });
+        assert!(caught.is_err());
+        assert!(!in_transaction());
+        assert_eq!(get_vec(meta, b"k"), None);
+        put_one(meta, b"k", b"after");
+        assert_eq!(get_vec(meta, b"k"), Some(b"after".to_vec()));
+    }
+
+    #[test]
+    fn range_is_start_inclusive_end_exclusive_and_limited() {
+        let _f = Fixture::new("range", 0);
+        let roles = t("roles");
+        transaction(|| {
+            for k in ["a", "b", "ba", "c", "d"] {
+                put(roles, k.as_bytes(), k.to_uppercase().as_bytes())?;
+            }
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        let keys = |r: Vec<(Vec<u8>, Vec<u8>)>| {
+            r.into_iter()
+                .map(|(k, _)| String::from_utf8(k).unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            keys(collect(roles, b"b", Some(b"d"), 100)),
+            ["b", "ba", "c"]
+        );
+        assert_eq!(keys(collect(roles, b"b", None, 100)), ["b", "ba", "c", "d"]);
+        assert_eq!(keys(collect(roles, b"", None, 2)), ["a", "b"]);
+        assert_eq!(keys(collect(roles, b"bb", Some(b"z"), 1)), ["c"]);
+        assert!(collect(roles, b"a", None, 0).is_empty());
+        assert!(collect(roles, b"e", None, 10).is_empty());
+        assert_eq!(
+            collect(roles, b"c", Some(b"d"), 10),
+            [(b"c".to_vec(), b"C".to_vec())]
+        );
+    }
+
+    #[test]
+    fn map_grows_inside_one_transaction_and_across_many() {
+        let _f = Fixture::new("grow", 64 * 1024);
+        let windows = t("ratelimit_windows");
+        let before = stats().unwrap().map_bytes;
+        let value = vec![7u8; 1000];
+        let mut runs = 0;
+        transaction(|| {
+            runs += 1;
+            for i in 0..4000u32 {
+                put(windows, format!("one-{i:06}").as_bytes(), &value)?;
+            }
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        assert!(runs > 1, "the body was re-run after growing");
+        for i in 0..2000u32 {
+            put_one(windows, format!("many-{i:06}").as_bytes(), &value);
+        }
+        let after = stats().unwrap();
+        assert!(
+            after.map_bytes > before * 32,
+            "{before} -> {}",
+            after.map_bytes
+        );
+        assert_eq!(after.entries, 6000);
+        assert_eq!(get_vec(windows, b"one-003999").unwrap(), value);
+        assert_eq!(get_vec(windows, b"many-001999").unwrap(), value);
+    }
+
+    #[test]
+    fn data_survives_close_and_reopen() {
+        let f = Fixture::new("reopen", 64 * 1024);
+        let creds = t("credits");
+        put_one(creds, b"k", b"10");
+        for i in 0..500u32 {
+            put_one(creds, format!("n{i}").as_bytes(), &[1u8; 500]);
+        }
+        let used = stats().unwrap().used_bytes;
+        close().unwrap();
+        close().unwrap();
+        assert!(matches!(get(creds, b"k", |_| ()), Err(StoreError::Closed)));
+        assert!(matches!(sync(), Err(StoreError::Closed)));
+        f.open(64 * 1024);
+        assert_eq!(get_vec(creds, b"k"), Some(b"10".to_vec()));
+        let s = stats().unwrap();
+        assert_eq!(s.entries, 501);
+        assert_eq!(s.used_bytes, used);
+        // Reopening with a map smaller than the data still works and grows on demand.
+        put_one(creds, b"later", &[2u8; 200_000]);
+        sync().unwrap();
+    }
+
+    #[test]
+    fn open_same_dir_is_noop_other_dir_is_rejected() {
+        let f = Fixture::new("twice", 0);
+        f.open(0);
+        let other = f.dir.with_extension("other");
+        let err = open(
+            &other,
+            &OpenOptions {
+                sync_interval_ms: 0,
+                initial_map_bytes: 0,
+            },
+        );
+        assert!(matches!(err, Err(StoreError::BadArgument(_))));
+        let _ = fs::remove_dir_all(other);
+    }
+
+    #[test]
+    fn threads_do_not_lose_updates_and_syncer_stops() {
+        let f = Fixture::new("threads", 64 * 1024);
+        close().unwrap();
+        open(
+            &f.dir,
+            &OpenOptions {
+                sync_interval_ms: 5,
+                initial_map_bytes: 64 * 1024,
+            },
+        )
+        .unwrap();
+        let meta = t("meta");
+        let workers: Vec<_> = (0..4)
+            .map(|w| {
+                std::thread::spawn(move || {
+                    for i in 0..500u32 {
+                        transaction(|| {
+                            let n = get(meta, b"counter", |v| {
+                                v.map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap()))
+                            })?;
+                            put(meta, b"counter", &(n + 1).to_le_bytes())?;
+                            // Padding makes the map grow while other threads are writing.
+                            put(meta, format!("pad-{w}-{i}").as_bytes(), &[0u8; 300])
+                        })
+                        .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            w.join().unwrap();
+        }
+        let n = get(meta, b"counter", |v| {
+            u64::from_le_bytes(v.unwrap().try_into().unwrap())
+        })
+        .unwrap();
+        assert_eq!(n, 2000);
+        std::thread::sleep(Duration::from_millis(20));
+        close().unwrap();
+    }
+
+    #[test]
+    fn error_messages_name_the_lmdb_error() {
+        assert!(StoreError::Lmdb("put", ffi::MDB_MAP_FULL)
+            .to_string()
+            .contains("MDB_MAP_FULL"));
+        assert!(StoreError::Lmdb("commit", libc::ENOSPC)
+            .to_string()
+            .contains("ENOSPC"));
+    }
+}
