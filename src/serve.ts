@@ -27,7 +27,7 @@ export function newMetrics(shared?: SharedArrayBuffer): Metrics {
 
 export async function serveThread(config: Config, metrics: Metrics): Promise<RunningServer> {
   const log = createLogger(config.logLevel);
-  const dispatcher = new Dispatcher(config.publicUrl, log);
+  const dispatcher = new Dispatcher(config.publicUrl, log, config.vaultKey);
   const openapi = JSON.stringify(openApiDocument(ROUTES, config.publicUrl, VERSION));
   const liveness = JSON.stringify({ meta: { requestId: 'req_liveness' }, data: { message: 'keyward is alive' } });
   return startServer({

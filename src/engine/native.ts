@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 
 export type Table =
   | 'meta' | 'workspaces' | 'root_keys' | 'root_key_hashes' | 'apis' | 'keys' | 'key_hashes' | 'api_keys'
-  | 'permissions' | 'roles' | 'identities' | 'ratelimit_namespaces' | 'ratelimit_overrides' | 'ratelimit_windows' | 'credits';
+  | 'permissions' | 'roles' | 'identities' | 'ratelimit_namespaces' | 'ratelimit_overrides' | 'ratelimit_windows' | 'credits'
+  | 'indexes';
 
 export type StoreKey = string | Buffer;
 
@@ -56,3 +57,19 @@ export const native: NativeModule = createRequire(import.meta.url)(findAddon()) 
 export function errorCode(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
 }
+
+/**
+ * Credits of a key (credits table; layout owned by native/src/credits.rs).
+ * `[remaining, refillAmount, refillDay, lastRefillAtMs]`: refillAmount −1 = no refill,
+ * refillDay 0 = daily, 1–31 = monthly on that day (last day of shorter months).
+ */
+export type CreditsTuple = [remaining: number, refillAmount: number, refillDay: number, lastRefillAtMs: number];
+
+export interface CreditsNative {
+  /** The balance as of nowMs, with a due refill applied to the returned view (not stored). */
+  creditsGet(keyId: string, nowMs: number): CreditsTuple | undefined;
+  /** Inside a transaction: stores the credits record. */
+  creditsSet(keyId: string, remaining: number, refillAmount: number, refillDay: number, lastRefillAtMs: number): void;
+}
+
+export const credits = native as unknown as CreditsNative;

@@ -25,3 +25,8 @@ export class ApiError extends Error {
     this.headers = opts.headers;
   }
 }
+
+/** A 400 invalid_input for a rule the schema cannot express (cross-field, sizes). */
+export function invalidInput(location: string, message: string, fix?: string): ApiError {
+  return new ApiError('invalid_input', `${location}: ${message}.`, { errors: [fix === undefined ? { location, message } : { location, message, fix }] });
+}

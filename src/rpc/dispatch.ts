@@ -35,6 +35,7 @@ export class Dispatcher {
   constructor(
     private readonly publicUrl: string,
     private readonly log: Logger,
+    private readonly vaultKey: string | undefined,
     routes: readonly Route[] = ROUTES,
   ) {
     const ajv = new Ajv({ allErrors: true, strict: true, useDefaults: true, coerceTypes: false });
@@ -70,7 +71,7 @@ export class Dispatcher {
         const id = rule.idField === undefined ? undefined : (input as Record<string, unknown>)[rule.idField];
         requirePermission(principal, rule.resource, typeof id === 'string' ? id : undefined, rule.action);
       }
-      const result = route.handler(input as never, { principal, nowMs: Date.now(), requestId });
+      const result = route.handler(input as never, { principal, nowMs: Date.now(), requestId, vaultKey: this.vaultKey });
       let text: string;
       if (route.list === true) {
         const page = result as ListResult<unknown>;

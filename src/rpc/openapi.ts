@@ -23,7 +23,7 @@ export function openApiDocument(routes: readonly Route[], publicUrl: string, ver
       operationId: route.procedure,
       tags: [namespace],
       summary: route.summary,
-      description: `Root-key permissions: ${route.permissions.map(describeRule).join(' and ') || 'none'} (or a grant with \`*\` segments covering them).`,
+      description: `Root-key permissions: ${[...route.permissions.map(describeRule), ...(route.handlerPermissions === undefined ? [] : [route.handlerPermissions])].join('; ') || 'none'} (or grants with \`*\` segments covering them).`,
       security: [{ rootKey: [] }],
       requestBody: { required: true, content: { 'application/json': { schema: route.request } } },
       responses,

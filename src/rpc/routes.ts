@@ -10,6 +10,23 @@ import { createApi } from '../procedures/apis/createApi.js';
 import { getApi } from '../procedures/apis/getApi.js';
 import { deleteApi } from '../procedures/apis/deleteApi.js';
 import { listKeys } from '../procedures/apis/listKeys.js';
+import * as keysSchemas from '../schemas/keys.js';
+import { createKey } from '../procedures/keys/createKey.js';
+import { getKey } from '../procedures/keys/getKey.js';
+import { whoami } from '../procedures/keys/whoami.js';
+import { updateKey } from '../procedures/keys/updateKey.js';
+import { updateCredits } from '../procedures/keys/updateCredits.js';
+import { deleteKey } from '../procedures/keys/deleteKey.js';
+import { addRoles } from '../procedures/keys/addRoles.js';
+import { removeRoles } from '../procedures/keys/removeRoles.js';
+import { setRoles } from '../procedures/keys/setRoles.js';
+import { addPermissions } from '../procedures/keys/addPermissions.js';
+import { removePermissions } from '../procedures/keys/removePermissions.js';
+import { setPermissions } from '../procedures/keys/setPermissions.js';
+import { rerollKey } from '../procedures/keys/rerollKey.js';
+
+const ON_KEY = (action: string) => `apis.<apiId of the key>.${action}`;
+const rbac = (action: string): PermissionRule => ({ resource: 'rbac', action });
 
 /**
  * Allowed when the root key holds `resource.*.action`, or `resource.<id>.action` with id =
@@ -30,6 +47,8 @@ export interface Route {
   readonly response: JsonSchema;
   readonly list?: true;
   readonly permissions: readonly PermissionRule[];
+  /** Permissions the handler checks once it knows the resource (e.g. the key's API). */
+  readonly handlerPermissions?: string;
   readonly handler: (input: never, ctx: Ctx) => unknown;
 }
 
@@ -73,6 +92,137 @@ export const ROUTES: readonly Route[] = [
       { resource: 'apis', action: 'read_api', idField: 'apiId' },
     ],
     handler: listKeys,
+  },
+  // ── keys ──────────────────────────────────────────────────────────────────────────
+  {
+    procedure: 'keys.createKey',
+    summary: 'Create a key; the key string is returned once.',
+    kind: 'mgmt',
+    request: keysSchemas.createKeyRequest,
+    response: keysSchemas.createKeyResponse,
+    permissions: [{ resource: 'apis', action: 'create_key', idField: 'apiId' }],
+    handlerPermissions: 'apis.<apiId>.encrypt_key when recoverable',
+    handler: createKey,
+  },
+  {
+    procedure: 'keys.getKey',
+    summary: 'Get a key record (with decrypt: its plaintext, for recoverable keys).',
+    kind: 'mgmt',
+    request: keysSchemas.getKeyRequest,
+    response: keysSchemas.keyResponse,
+    permissions: [],
+    handlerPermissions: `${ON_KEY('read_key')}; with decrypt also ${ON_KEY('decrypt_key')}`,
+    handler: getKey,
+  },
+  {
+    procedure: 'keys.whoami',
+    summary: 'Get the record of the key given as plaintext.',
+    kind: 'mgmt',
+    request: keysSchemas.whoamiRequest,
+    response: keysSchemas.keyResponse,
+    permissions: [],
+    handlerPermissions: ON_KEY('read_key'),
+    handler: whoami,
+  },
+  {
+    procedure: 'keys.updateKey',
+    summary: 'Change a key: omitted fields stay, null clears, lists replace. Returns the updated key.',
+    kind: 'mgmt',
+    request: keysSchemas.updateKeyRequest,
+    response: keysSchemas.keyResponse,
+    permissions: [],
+    handlerPermissions: ON_KEY('update_key'),
+    handler: updateKey,
+  },
+  {
+    procedure: 'keys.updateCredits',
+    summary: 'Set, increment or decrement the credit balance of a key.',
+    kind: 'mgmt',
+    request: keysSchemas.updateCreditsRequest,
+    response: keysSchemas.creditsResponse,
+    permissions: [],
+    handlerPermissions: ON_KEY('update_key'),
+    handler: updateCredits,
+  },
+  {
+    procedure: 'keys.deleteKey',
+    summary: 'Delete a key; it verifies as NOT_FOUND at once.',
+    kind: 'mgmt',
+    request: keysSchemas.deleteKeyRequest,
+    response: keysSchemas.emptyObject,
+    permissions: [],
+    handlerPermissions: ON_KEY('delete_key'),
+    handler: deleteKey,
+  },
+  {
+    procedure: 'keys.addRoles',
+    summary: 'Add existing roles to a key; returns all its roles.',
+    kind: 'mgmt',
+    request: keysSchemas.rolesRequest(1),
+    response: keysSchemas.rolesResponse,
+    permissions: [rbac('add_role_to_key')],
+    handlerPermissions: ON_KEY('update_key'),
+    handler: addRoles,
+  },
+  {
+    procedure: 'keys.removeRoles',
+    summary: 'Remove roles from a key; returns its remaining roles.',
+    kind: 'mgmt',
+    request: keysSchemas.rolesRequest(1),
+    response: keysSchemas.rolesResponse,
+    permissions: [],
+    handlerPermissions: ON_KEY('update_key'),
+    handler: removeRoles,
+  },
+  {
+    procedure: 'keys.setRoles',
+    summary: 'Replace the roles of a key (an empty list removes all).',
+    kind: 'mgmt',
+    request: keysSchemas.rolesRequest(0),
+    response: keysSchemas.rolesResponse,
+    permissions: [],
+    handlerPermissions: ON_KEY('update_key'),
+    handler: setRoles,
+  },
+  {
+    procedure: 'keys.addPermissions',
+    summary: 'Add direct permissions to a key (missing ones are created); returns its direct permissions.',
+    kind: 'mgmt',
+    request: keysSchemas.permissionsRequest(1),
+    response: keysSchemas.permissionsResponse,
+    permissions: [rbac('add_permission_to_key')],
+    handlerPermissions: `${ON_KEY('update_key')}; rbac.*.create_permission when a permission is new`,
+    handler: addPermissions,
+  },
+  {
+    procedure: 'keys.removePermissions',
+    summary: 'Remove direct permissions from a key; returns the remaining ones.',
+    kind: 'mgmt',
+    request: keysSchemas.permissionsRequest(1),
+    response: keysSchemas.permissionsResponse,
+    permissions: [rbac('remove_permission_from_key')],
+    handlerPermissions: ON_KEY('update_key'),
+    handler: removePermissions,
+  },
+  {
+    procedure: 'keys.setPermissions',
+    summary: 'Replace the direct permissions of a key (missing ones are created).',
+    kind: 'mgmt',
+    request: keysSchemas.permissionsRequest(0),
+    response: keysSchemas.permissionsResponse,
+    permissions: [rbac('add_permission_to_key'), rbac('remove_permission_from_key')],
+    handlerPermissions: `${ON_KEY('update_key')}; rbac.*.create_permission when a permission is new`,
+    handler: setPermissions,
+  },
+  {
+    procedure: 'keys.rerollKey',
+    summary: 'Issue a new key with the settings of an old one; the old one expires after `expiration` ms.',
+    kind: 'mgmt',
+    request: keysSchemas.rerollKeyRequest,
+    response: keysSchemas.createKeyResponse,
+    permissions: [],
+    handlerPermissions: `${ON_KEY('create_key')}; ${ON_KEY('encrypt_key')} for recoverable keys`,
+    handler: rerollKey,
   },
 ];
 

@@ -24,11 +24,8 @@ export function markApiDeleted(workspaceId: string, apiId: string, nowMs: number
   });
 }
 
-/** One page of key ids of an API, in key-id order, from `fromKeyId` (inclusive). */
-export function pageApiKeyIds(apiId: string, fromKeyId: string | undefined, limit: number): { keyIds: string[]; nextKeyId: string | undefined } {
+/** Key ids of an API in key-id order from `fromKeyId` (inclusive): an IdSource for paginate. */
+export function apiKeyIds(apiId: string, fromKeyId: string | undefined, limit: number): string[] {
   const prefix = `${apiId}/`;
-  const rows = scanPrefix('api_keys', prefix, fromKeyId === undefined ? undefined : prefix + fromKeyId, limit + 1);
-  const keyIds = rows.map((r) => r.key.slice(prefix.length));
-  const next = keyIds.length > limit ? keyIds[limit] : undefined;
-  return { keyIds: keyIds.slice(0, limit), nextKeyId: next };
+  return scanPrefix('api_keys', prefix, fromKeyId === undefined ? undefined : prefix + fromKeyId, limit).map((r) => r.key.slice(prefix.length));
 }

@@ -33,21 +33,98 @@ export interface ApiRecord {
 export const META_ROOT_KEYS_VERSION = 'root_keys_version';
 export const META_BOOTSTRAPPED = 'bootstrapped';
 
+/** A named rate limit of a key or an identity. */
+export interface RatelimitDef {
+  id: string;
+  name: string;
+  limit: number;
+  durationMs: number;
+  autoApply: boolean;
+}
+
 /**
- * A key as management code sees it (keys table, key = keyId). The full layout, including
- * what the native verification engine reads, is settled with keys.createKey; listings
- * only rely on these fields.
+ * keys table, key = keyId. THE key layout: written by management code (msgpack map), read
+ * field by field by the native verification engine (native/src/records.rs), so the field
+ * names below are a contract; test/engine/records.test.ts is the golden test of both sides.
+ *  - the key's SHA-256 (32 raw bytes) → keyId lives in key_hashes;
+ *  - the credit balance and refill settings live in the credits table, in the engine's
+ *    fixed binary layout (no credits record = unlimited), changed only through native calls;
+ *  - `metaJson` is the meta object as JSON text, so the engine copies it into replies as is;
+ *  - `permissions` are direct permission slugs; role permissions are read from the roles
+ *    table at verification, so role changes apply at once.
  */
-export interface KeyRecordBase {
+export interface KeyRecord {
   id: string;
   apiId: string;
   workspaceId: string;
+  /** base64 SHA-256 of the whole key string (the plaintext is never stored). */
+  hash: string;
   start: string;
+  /** As created (rerollKey makes the new key the same shape). */
+  prefix?: string;
+  byteLength: number;
   enabled: boolean;
   createdAtMs: number;
-  name?: string;
-  externalId?: string;
-  meta?: Record<string, unknown>;
   updatedAtMs?: number;
+  name?: string;
   expiresAtMs?: number;
+  identityId?: string;
+  externalId?: string;
+  metaJson?: string;
+  permissions: string[];
+  roleIds: string[];
+  ratelimits: RatelimitDef[];
+  /** AES-256-GCM of the plaintext under KEYWARD_VAULT_KEY (recoverable keys only), base64. */
+  vault?: { iv: string; tag: string; data: string };
 }
+
+/** permissions table, key = permissionId. Slugs are immutable and unique per workspace. */
+export interface PermissionRecord {
+  id: string;
+  workspaceId: string;
+  slug: string;
+  name: string;
+  description?: string;
+  createdAtMs: number;
+}
+
+/** roles table, key = roleId. `permissions` are slugs (read by the engine). */
+export interface RoleRecord {
+  id: string;
+  workspaceId: string;
+  name: string;
+  description?: string;
+  permissions: string[];
+  createdAtMs: number;
+}
+
+/** identities table, key = identityId. Its rate limits are shared by all its keys. */
+export interface IdentityRecord {
+  id: string;
+  workspaceId: string;
+  externalId: string;
+  metaJson?: string;
+  ratelimits: RatelimitDef[];
+  createdAtMs: number;
+}
+
+/**
+ * indexes table: secondary indexes, one key space per kind (values are an id or empty):
+ *   perm_slug/<ws>/<slug> → permissionId      ws_perm/<ws>/<permissionId>
+ *   role_name/<ws>/<name> → roleId            ws_role/<ws>/<roleId>
+ *   ident_ext/<ws>/<externalId> → identityId  ws_ident/<ws>/<identityId>
+ *   perm_key/<permissionId>/<keyId>   perm_role/<permissionId>/<roleId>
+ *   role_key/<roleId>/<keyId>         ident_key/<identityId>/<keyId>
+ */
+export const IDX = {
+  permSlug: (ws: string, slug: string) => `perm_slug/${ws}/${slug}`,
+  wsPerm: (ws: string) => `ws_perm/${ws}/`,
+  roleName: (ws: string, name: string) => `role_name/${ws}/${name}`,
+  wsRole: (ws: string) => `ws_role/${ws}/`,
+  identExt: (ws: string, externalId: string) => `ident_ext/${ws}/${externalId}`,
+  wsIdent: (ws: string) => `ws_ident/${ws}/`,
+  permKey: (permissionId: string) => `perm_key/${permissionId}/`,
+  permRole: (permissionId: string) => `perm_role/${permissionId}/`,
+  roleKey: (roleId: string) => `role_key/${roleId}/`,
+  identKey: (identityId: string) => `ident_key/${identityId}/`,
+} as const;

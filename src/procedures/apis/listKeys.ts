@@ -1,10 +1,13 @@
-import { decodeCursor, encodeCursor } from '../../domain/cursor.js';
-import { keyView, type KeyView } from '../../domain/keyView.js';
-import { findApi, pageApiKeyIds } from '../../store/apis.js';
+import { findApi, apiKeyIds } from '../../store/apis.js';
 import { getRecord } from '../../store/db.js';
-import type { KeyRecordBase } from '../../store/records.js';
+import { paginate, type IdSource } from '../../store/paginate.js';
+import { findIdentity } from '../../store/identities.js';
+import { idxList } from '../../store/indexes.js';
+import { IDX, type KeyRecord } from '../../store/records.js';
 import type { Ctx, ListResult } from '../context.js';
+import { keyView, type KeyView } from '../keys/view.js';
 import { apiNotFound } from './getApi.js';
+import { decryptPlaintext } from '../keys/recover.js';
 
 export interface ListKeysInput {
   apiId: string;
@@ -14,26 +17,22 @@ export interface ListKeysInput {
   decrypt: boolean;
 }
 
-const PAGE_SCAN_FACTOR = 4;
-
 export function listKeys(input: ListKeysInput, ctx: Ctx): ListResult<KeyView> {
   if (findApi(ctx.principal.workspaceId, input.apiId) === undefined) throw apiNotFound(input.apiId);
-  const list = `keys:${input.apiId}`;
-  let from = decodeCursor(list, input.cursor);
-  const items: KeyView[] = [];
-  // Collect up to limit + 1 matches: the extra one, if any, is where the next page starts.
-  // With an externalId filter the index is read in larger batches.
-  for (;;) {
-    const wanted = input.limit + 1 - items.length;
-    const page = pageApiKeyIds(input.apiId, from, input.externalId === undefined ? wanted : wanted * PAGE_SCAN_FACTOR);
-    for (const keyId of page.keyIds) {
-      const record = getRecord<KeyRecordBase>('keys', keyId);
-      if (record === undefined) continue;
-      if (input.externalId !== undefined && record.externalId !== input.externalId) continue;
-      if (items.length === input.limit) return { items, cursor: encodeCursor(list, keyId), hasMore: true };
-      items.push(keyView(record));
-    }
-    from = page.nextKeyId;
-    if (from === undefined) return { items, cursor: undefined, hasMore: false };
+  const reveal = input.decrypt ? decryptPlaintext(ctx, input.apiId) : undefined;
+  // With an externalId filter, walk that identity's keys (also in key-id order) instead.
+  let source: IdSource = (from, n) => apiKeyIds(input.apiId, from, n);
+  if (input.externalId !== undefined) {
+    const identity = findIdentity(ctx.principal.workspaceId, input.externalId);
+    if (identity === undefined) return { items: [], cursor: undefined, hasMore: false };
+    source = (from, n) => idxList(IDX.identKey(identity.id), from, n);
   }
+  return paginate(`keys:${input.apiId}:${input.externalId ?? ''}`, input.cursor, input.limit, source, (keyId) => {
+    const record = getRecord<KeyRecord>('keys', keyId);
+    if (record === undefined || record.apiId !== input.apiId) return undefined;
+    const view = keyView(record, ctx.nowMs);
+    const plaintext = reveal?.(record);
+    if (plaintext !== undefined) view.plaintext = plaintext;
+    return view;
+  });
 }

@@ -1,0 +1,7 @@
+import type { Ctx } from '../context.js';
+import type { PermissionView } from '../permissions/view.js';
+import { assignPermissions } from './assign.js';
+
+export function addPermissions(input: { keyId: string; permissions: string[] }, ctx: Ctx): PermissionView[] {
+  return assignPermissions('add', input, ctx);
+}

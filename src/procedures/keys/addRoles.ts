@@ -1,0 +1,7 @@
+import type { Ctx } from '../context.js';
+import type { RoleView } from '../permissions/view.js';
+import { assignRoles } from './assign.js';
+
+export function addRoles(input: { keyId: string; roles: string[] }, ctx: Ctx): RoleView[] {
+  return assignRoles('add', input, ctx);
+}

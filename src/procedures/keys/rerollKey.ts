@@ -1,0 +1,37 @@
+import { requirePermission } from '../../auth/require.js';
+import { newId } from '../../domain/ids.js';
+import { generateKey } from '../../domain/keyMaterial.js';
+import { seal } from '../../domain/vault.js';
+import { transact } from '../../store/db.js';
+import { keyHashBytes, readCredits, saveKey, writeCredits } from '../../store/keys.js';
+import type { KeyRecord } from '../../store/records.js';
+import type { Ctx } from '../context.js';
+import { keyFor } from './getKey.js';
+import { vaultMissing } from './recover.js';
+
+const MINUTE_MS = 60_000;
+
+/**
+ * A new key with the old one's settings (name, meta, identity, expiry, credits, limits,
+ * roles, permissions, recoverability, prefix and length); the old key expires
+ * `expiration` ms from now, rounded up to a whole minute (0: at once).
+ */
+export function rerollKey(input: { keyId: string; expiration: number }, ctx: Ctx): { keyId: string; key: string } {
+  return transact(() => {
+    const old = keyFor(ctx, input.keyId, 'create_key');
+    if (old.vault !== undefined) {
+      requirePermission(ctx.principal, 'apis', old.apiId, 'encrypt_key');
+      if (ctx.vaultKey === undefined) throw vaultMissing();
+    }
+    const { key, start } = generateKey(old.prefix, old.byteLength);
+    const fresh: KeyRecord = { ...old, id: newId('key', ctx.nowMs), hash: keyHashBytes(key).toString('base64'), start, createdAtMs: ctx.nowMs };
+    delete fresh.updatedAtMs;
+    if (old.vault !== undefined && ctx.vaultKey !== undefined) fresh.vault = seal(ctx.vaultKey, fresh.id, key);
+    saveKey(fresh, undefined);
+    const credits = readCredits(old.id, ctx.nowMs);
+    if (credits !== undefined) writeCredits(fresh.id, credits);
+    const expiresAtMs = input.expiration === 0 ? ctx.nowMs - 1 : Math.ceil((ctx.nowMs + input.expiration) / MINUTE_MS) * MINUTE_MS;
+    saveKey({ ...old, expiresAtMs: Math.min(old.expiresAtMs ?? Infinity, expiresAtMs), updatedAtMs: ctx.nowMs }, old);
+    return { keyId: fresh.id, key };
+  });
+}

@@ -1,0 +1,35 @@
+import { invalidInput } from '../../errors/apiError.js';
+import { native } from '../../engine/native.js';
+import { transact } from '../../store/db.js';
+import { readCredits, writeCredits } from '../../store/keys.js';
+import type { Ctx } from '../context.js';
+import { keyFor } from './getKey.js';
+import { creditsView, type CreditsView } from './view.js';
+
+export interface UpdateCreditsInput {
+  keyId: string;
+  operation: 'set' | 'increment' | 'decrement';
+  value?: number | null;
+}
+
+/** set (null = unlimited), increment, decrement (floors at 0); returns the new balance. */
+export function updateCredits(input: UpdateCreditsInput, ctx: Ctx): CreditsView {
+  return transact(() => {
+    const key = keyFor(ctx, input.keyId, 'update_key');
+    const current = readCredits(key.id, ctx.nowMs);
+    const value = input.value ?? null;
+    if (input.operation === 'set') {
+      if (value === null) {
+        native.del('credits', key.id);
+        return { remaining: null };
+      }
+      writeCredits(key.id, [value, current?.[1] ?? -1, current?.[2] ?? 0, current?.[3] ?? ctx.nowMs]);
+    } else {
+      if (value === null) throw invalidInput('body.value', `is required for ${input.operation}`, 'send a whole number ≥ 0');
+      if (current === undefined) throw invalidInput('body.operation', `cannot ${input.operation} a key with unlimited credits`, 'use operation "set" to give the key a balance');
+      const next = input.operation === 'increment' ? Math.min(current[0] + value, Number.MAX_SAFE_INTEGER) : Math.max(0, current[0] - value);
+      writeCredits(key.id, [next, current[1], current[2], current[3]]);
+    }
+    return creditsView(key.id, ctx.nowMs) ?? { remaining: null };
+  });
+}

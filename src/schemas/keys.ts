@@ -1,0 +1,112 @@
+// keys.* request schemas: the interface document's Limits table with DESIGN.md's decisions.
+import { emptyObject, idString, object, type JsonSchema } from './common.js';
+import { keyResponse } from './apis.js';
+
+export const MAX_SAFE = 9007199254740991;
+export const MAX_EXPIRES_MS = 4102444800000;
+export const MAX_META_BYTES = 10 * 1024;
+
+const keyId = idString(3, 255);
+export const externalIdField: JsonSchema = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9_.-]+$' };
+export const permissionSlug: JsonSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[a-zA-Z0-9_:\\-\\.\\*]+$' };
+const roleName: JsonSchema = { type: 'string', minLength: 1, maxLength: 100 };
+const rolesList = (min: number): JsonSchema => ({ type: 'array', minItems: min, maxItems: 100, items: roleName });
+const permissionsList = (min: number): JsonSchema => ({ type: 'array', minItems: min, maxItems: 1000, items: permissionSlug });
+const expires: JsonSchema = { type: 'integer', minimum: 0, maximum: MAX_EXPIRES_MS, description: 'Unix ms; the key is EXPIRED when server time is after it' };
+const metaObject: JsonSchema = { type: 'object', description: 'Arbitrary JSON returned at verification; at most 10 KB serialized' };
+const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
+
+export const refillSchema: JsonSchema = object(
+  {
+    interval: { enum: ['daily', 'monthly'] },
+    amount: { type: 'integer', minimum: 1, maximum: MAX_SAFE, description: 'The balance is set to this amount at each refill' },
+    refillDay: { type: 'integer', minimum: 1, maximum: 31, description: 'monthly only; 29–31 mean the last day in shorter months (default 1)' },
+  },
+  ['interval', 'amount'],
+);
+
+export const ratelimitRequest: JsonSchema = object(
+  {
+    name: { type: 'string', minLength: 3, maxLength: 128 },
+    limit: { type: 'integer', minimum: 1, maximum: MAX_SAFE },
+    duration: { type: 'integer', minimum: 1000, maximum: 2592000000, description: 'window length in ms' },
+    autoApply: { type: 'boolean', default: false },
+  },
+  ['name', 'limit', 'duration'],
+);
+export const ratelimitsList: JsonSchema = { type: 'array', maxItems: 50, items: ratelimitRequest };
+
+export const createKeyRequest = object(
+  {
+    apiId: idString(3, 255),
+    prefix: { type: 'string', minLength: 1, maxLength: 16, pattern: '^[a-zA-Z0-9_]+$' },
+    name: { type: 'string', minLength: 1, maxLength: 255 },
+    byteLength: { type: 'integer', minimum: 16, maximum: 255, default: 16 },
+    externalId: externalIdField,
+    meta: metaObject,
+    roles: rolesList(0),
+    permissions: permissionsList(0),
+    expires,
+    credits: object({ remaining: nullable({ type: 'integer', minimum: 0, maximum: MAX_SAFE }), refill: refillSchema }, ['remaining']),
+    ratelimits: ratelimitsList,
+    enabled: { type: 'boolean', default: true },
+    recoverable: { type: 'boolean', default: false },
+  },
+  ['apiId'],
+);
+export const createKeyResponse = object({ keyId: { type: 'string' }, key: { type: 'string' } }, ['keyId', 'key']);
+
+export const getKeyRequest = object({ keyId, decrypt: { type: 'boolean', default: false } }, ['keyId']);
+export const whoamiRequest = object({ key: { type: 'string', minLength: 1, maxLength: 512 } }, ['key']);
+
+export const updateKeyRequest = object(
+  {
+    keyId,
+    name: nullable({ type: 'string', minLength: 1, maxLength: 255 }),
+    externalId: nullable(externalIdField),
+    meta: nullable(metaObject),
+    expires: nullable(expires),
+    credits: nullable(object({ remaining: nullable({ type: 'integer', minimum: 0, maximum: MAX_SAFE }), refill: nullable(refillSchema) })),
+    ratelimits: ratelimitsList,
+    enabled: { type: 'boolean' },
+    roles: rolesList(0),
+    permissions: permissionsList(0),
+  },
+  ['keyId'],
+);
+
+export const updateCreditsRequest = object(
+  {
+    keyId,
+    operation: { enum: ['set', 'increment', 'decrement'] },
+    value: nullable({ type: 'integer', minimum: 0, maximum: MAX_SAFE }),
+  },
+  ['keyId', 'operation'],
+);
+export const creditsResponse: JsonSchema = {
+  type: 'object',
+  properties: { remaining: { type: ['integer', 'null'] }, refill: { type: 'object' } },
+  required: ['remaining'],
+};
+
+export const deleteKeyRequest = object({ keyId, permanent: { type: 'boolean', default: false } }, ['keyId']);
+export const rolesRequest = (min: number) => object({ keyId, roles: rolesList(min) }, ['keyId', 'roles']);
+export const permissionsRequest = (min: number) => object({ keyId, permissions: permissionsList(min) }, ['keyId', 'permissions']);
+export const rerollKeyRequest = object(
+  { keyId, expiration: { type: 'integer', minimum: 0, maximum: MAX_EXPIRES_MS, description: 'ms from now after which the old key expires (rounded up to a whole minute); 0 = at once' } },
+  ['keyId', 'expiration'],
+);
+
+export const permissionResponse: JsonSchema = {
+  type: 'object',
+  properties: { id: { type: 'string' }, name: { type: 'string' }, slug: { type: 'string' }, description: { type: 'string' } },
+  required: ['id', 'name', 'slug'],
+};
+export const roleResponse: JsonSchema = {
+  type: 'object',
+  properties: { id: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' }, permissions: { type: 'array', items: permissionResponse } },
+  required: ['id', 'name'],
+};
+export const rolesResponse: JsonSchema = { type: 'array', items: roleResponse };
+export const permissionsResponse: JsonSchema = { type: 'array', items: permissionResponse };
+export { keyResponse, emptyObject };

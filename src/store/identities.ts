@@ -1,0 +1,34 @@
+// Identities in the store (records.ts IdentityRecord). Inside the caller's transaction.
+import { newId } from '../domain/ids.js';
+import { ApiError } from '../errors/apiError.js';
+import { getRecord, putRecord } from './db.js';
+import { idxGet, idxPut } from './indexes.js';
+import { IDX, type IdentityRecord, type RatelimitDef } from './records.js';
+
+export function findIdentity(workspaceId: string, idOrExternalId: string): IdentityRecord | undefined {
+  const byId = idOrExternalId.startsWith('id_') ? getRecord<IdentityRecord>('identities', idOrExternalId) : undefined;
+  if (byId !== undefined && byId.workspaceId === workspaceId) return byId;
+  const id = idxGet(IDX.identExt(workspaceId, idOrExternalId));
+  return id === undefined ? undefined : getRecord<IdentityRecord>('identities', id);
+}
+
+export function insertIdentity(workspaceId: string, externalId: string, fields: { metaJson?: string; ratelimits?: RatelimitDef[] }, nowMs: number): IdentityRecord {
+  if (idxGet(IDX.identExt(workspaceId, externalId)) !== undefined) {
+    throw new ApiError('identity_already_exists', `An identity with externalId '${externalId}' already exists in this workspace.`);
+  }
+  const record: IdentityRecord = { id: newId('id', nowMs), workspaceId, externalId, ratelimits: fields.ratelimits ?? [], createdAtMs: nowMs };
+  if (fields.metaJson !== undefined) record.metaJson = fields.metaJson;
+  putRecord('identities', record.id, record);
+  idxPut(IDX.identExt(workspaceId, externalId), record.id);
+  idxPut(IDX.wsIdent(workspaceId) + record.id);
+  return record;
+}
+
+/** The identity with this externalId, created (no meta, no limits) when missing. */
+export function upsertIdentity(workspaceId: string, externalId: string, nowMs: number): IdentityRecord {
+  return findIdentity(workspaceId, externalId) ?? insertIdentity(workspaceId, externalId, {}, nowMs);
+}
+
+export function saveIdentity(record: IdentityRecord): void {
+  putRecord('identities', record.id, record);
+}

@@ -1,0 +1,33 @@
+// The `indexes` table (layout in records.ts): string keys, values an id or empty.
+import { native } from '../engine/native.js';
+import { scanPrefix } from './db.js';
+
+const EMPTY = Buffer.alloc(0);
+
+export function idxGet(key: string): string | undefined {
+  return native.get('indexes', key)?.toString('utf8');
+}
+
+export function idxPut(key: string, value = ''): void {
+  native.put('indexes', key, value === '' ? EMPTY : Buffer.from(value, 'utf8'));
+}
+
+export function idxDel(key: string): void {
+  native.del('indexes', key);
+}
+
+/** The suffixes after `prefix`, in order, starting at suffix `from` (inclusive). */
+export function idxList(prefix: string, from: string | undefined, limit: number): string[] {
+  return scanPrefix('indexes', prefix, from === undefined ? undefined : prefix + from, limit).map((e) => e.key.slice(prefix.length));
+}
+
+/** Every suffix under `prefix` (for cascades; callers bound the size by the data model). */
+export function idxAll(prefix: string): string[] {
+  const out: string[] = [];
+  for (let from: string | undefined; ; ) {
+    const page = idxList(prefix, from, 1001);
+    out.push(...page.slice(0, 1000));
+    if (page.length <= 1000) return out;
+    from = page[1000];
+  }
+}

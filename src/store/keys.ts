@@ -1,0 +1,65 @@
+// Keys in the store: the record (records.ts KeyRecord), its hash index, its API listing
+// entry, its credits and the reverse indexes of its roles, permissions and identity.
+// Functions here run inside the caller's transaction unless they say otherwise.
+import { createHash } from 'node:crypto';
+import { native, credits, type CreditsTuple } from '../engine/native.js';
+import { getRecord, putRecord, delRecord, putText } from './db.js';
+import { idxDel, idxGet, idxPut } from './indexes.js';
+import { IDX, type ApiRecord, type KeyRecord } from './records.js';
+
+/** The hash index key: raw SHA-256 of the whole key string (what the engine computes). */
+export function keyHashBytes(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+export function findKey(workspaceId: string, keyId: string): KeyRecord | undefined {
+  const key = getRecord<KeyRecord>('keys', keyId);
+  if (key === undefined || key.workspaceId !== workspaceId) return undefined;
+  const api = getRecord<ApiRecord>('apis', key.apiId);
+  return api === undefined || api.deletedAtMs !== undefined ? undefined : key;
+}
+
+export function findKeyByPlaintext(workspaceId: string, plaintext: string): KeyRecord | undefined {
+  const id = native.get('key_hashes', keyHashBytes(plaintext))?.toString('utf8');
+  return id === undefined ? undefined : findKey(workspaceId, id);
+}
+
+/** Writes the record and every index that mirrors it; `previous` is the stored version. */
+export function saveKey(record: KeyRecord, previous: KeyRecord | undefined): void {
+  putRecord('keys', record.id, record);
+  if (previous === undefined) {
+    native.put('key_hashes', Buffer.from(record.hash, 'base64'), Buffer.from(record.id, 'utf8'));
+    putText('api_keys', `${record.apiId}/${record.id}`, record.id);
+  }
+  syncReverseIndexes(record, previous);
+}
+
+function syncReverseIndexes(record: KeyRecord | undefined, previous: KeyRecord | undefined): void {
+  const id = (record ?? previous)?.id ?? '';
+  const ws = (record ?? previous)?.workspaceId ?? '';
+  const diff = (now: readonly string[], before: readonly string[], prefix: (x: string) => string) => {
+    for (const x of before) if (!now.includes(x)) idxDel(prefix(x) + id);
+    for (const x of now) if (!before.includes(x)) idxPut(prefix(x) + id);
+  };
+  const permIds = (k: KeyRecord | undefined) => (k?.permissions ?? []).map((s) => idxGet(IDX.permSlug(ws, s))).filter((x): x is string => x !== undefined);
+  diff(permIds(record), permIds(previous), IDX.permKey);
+  diff(record?.roleIds ?? [], previous?.roleIds ?? [], IDX.roleKey);
+  diff(record?.identityId === undefined ? [] : [record.identityId], previous?.identityId === undefined ? [] : [previous.identityId], IDX.identKey);
+}
+
+/** Removes the key and everything that points at it. */
+export function removeKey(record: KeyRecord): void {
+  delRecord('keys', record.id);
+  native.del('key_hashes', Buffer.from(record.hash, 'base64'));
+  native.del('api_keys', `${record.apiId}/${record.id}`);
+  native.del('credits', record.id);
+  syncReverseIndexes(undefined, record);
+}
+
+export function readCredits(keyId: string, nowMs: number): CreditsTuple | undefined {
+  return credits.creditsGet(keyId, nowMs);
+}
+
+export function writeCredits(keyId: string, c: CreditsTuple): void {
+  credits.creditsSet(keyId, c[0], c[1], c[2], c[3]);
+}

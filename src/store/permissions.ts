@@ -1,0 +1,90 @@
+// Permissions and roles in the store (records.ts). Inside the caller's transaction.
+import { newId } from '../domain/ids.js';
+import { ApiError } from '../errors/apiError.js';
+import { getRecord, putRecord } from './db.js';
+import { idxDel, idxGet, idxPut } from './indexes.js';
+import { IDX, type PermissionRecord, type RoleRecord } from './records.js';
+
+export function findPermission(workspaceId: string, idOrSlug: string): PermissionRecord | undefined {
+  const byId = idOrSlug.startsWith('perm_') ? getRecord<PermissionRecord>('permissions', idOrSlug) : undefined;
+  if (byId !== undefined && byId.workspaceId === workspaceId) return byId;
+  const id = idxGet(IDX.permSlug(workspaceId, idOrSlug));
+  return id === undefined ? undefined : getRecord<PermissionRecord>('permissions', id);
+}
+
+export function insertPermission(workspaceId: string, fields: { slug: string; name: string; description?: string }, nowMs: number): PermissionRecord {
+  if (idxGet(IDX.permSlug(workspaceId, fields.slug)) !== undefined) {
+    throw new ApiError('permission_already_exists', `A permission with slug '${fields.slug}' already exists in this workspace.`);
+  }
+  const record: PermissionRecord = { id: newId('perm', nowMs), workspaceId, slug: fields.slug, name: fields.name, createdAtMs: nowMs };
+  if (fields.description !== undefined) record.description = fields.description;
+  putRecord('permissions', record.id, record);
+  idxPut(IDX.permSlug(workspaceId, record.slug), record.id);
+  idxPut(IDX.wsPerm(workspaceId) + record.id);
+  return record;
+}
+
+/** Resolves slugs (or permission ids) to records, creating missing slugs (name = slug). */
+export function ensurePermissions(workspaceId: string, slugs: readonly string[], nowMs: number): { records: PermissionRecord[]; created: string[] } {
+  const records: PermissionRecord[] = [];
+  const created: string[] = [];
+  for (const slug of new Set(slugs)) {
+    let record = findPermission(workspaceId, slug);
+    if (record === undefined) {
+      record = insertPermission(workspaceId, { slug, name: slug, description: `Auto-created permission: ${slug}` }, nowMs);
+      created.push(slug);
+    }
+    if (!records.some((r) => r.id === record.id)) records.push(record);
+  }
+  return { records, created };
+}
+
+/** Which of `slugs` do not exist yet (to decide whether create_permission is needed). */
+export function missingPermissions(workspaceId: string, slugs: readonly string[]): string[] {
+  return [...new Set(slugs)].filter((s) => findPermission(workspaceId, s) === undefined);
+}
+
+export function findRole(workspaceId: string, idOrName: string): RoleRecord | undefined {
+  const byId = idOrName.startsWith('role_') ? getRecord<RoleRecord>('roles', idOrName) : undefined;
+  if (byId !== undefined && byId.workspaceId === workspaceId) return byId;
+  const id = idxGet(IDX.roleName(workspaceId, idOrName));
+  return id === undefined ? undefined : getRecord<RoleRecord>('roles', id);
+}
+
+/** Roles by id or name; every one must exist (404 role_not_found names the first missing). */
+export function requireRoles(workspaceId: string, names: readonly string[]): RoleRecord[] {
+  const out: RoleRecord[] = [];
+  for (const name of names) {
+    const role = findRole(workspaceId, name);
+    if (role === undefined) throw new ApiError('role_not_found', `Role '${name}' was not found in this workspace; create it with permissions.createRole first.`);
+    if (!out.some((r) => r.id === role.id)) out.push(role);
+  }
+  return out;
+}
+
+export function insertRole(workspaceId: string, fields: { name: string; description?: string }, permissions: readonly PermissionRecord[], nowMs: number): RoleRecord {
+  if (idxGet(IDX.roleName(workspaceId, fields.name)) !== undefined) {
+    throw new ApiError('role_already_exists', `A role with name '${fields.name}' already exists in this workspace.`);
+  }
+  const record: RoleRecord = { id: newId('role', nowMs), workspaceId, name: fields.name, permissions: [], createdAtMs: nowMs };
+  if (fields.description !== undefined) record.description = fields.description;
+  idxPut(IDX.roleName(workspaceId, record.name), record.id);
+  idxPut(IDX.wsRole(workspaceId) + record.id);
+  saveRolePermissions(record, permissions);
+  return record;
+}
+
+/** Replaces a role's permissions, keeping the perm_role reverse index in step. */
+export function saveRolePermissions(role: RoleRecord, permissions: readonly PermissionRecord[]): RoleRecord {
+  const before = new Set(role.permissions);
+  const after = new Set(permissions.map((p) => p.slug));
+  for (const slug of before) {
+    if (after.has(slug)) continue;
+    const id = idxGet(IDX.permSlug(role.workspaceId, slug));
+    if (id !== undefined) idxDel(IDX.permRole(id) + role.id);
+  }
+  for (const p of permissions) if (!before.has(p.slug)) idxPut(IDX.permRole(p.id) + role.id);
+  role.permissions = [...after];
+  putRecord('roles', role.id, role);
+  return role;
+}
