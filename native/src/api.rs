@@ -10,6 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use crate::credits::Credits;
+use crate::verify::{self, Request, VerifyError};
 use crate::hash;
 use crate::napi::{self, napi_callback_info, napi_env, napi_value, Env, Status, ValueType};
 use crate::store::{self, OpenOptions, StoreError, Table, MAX_KEY_BYTES};
@@ -19,6 +20,8 @@ pub enum Error {
     /// A Node-API call failed; `PENDING_EXCEPTION` means a JS exception is on its way.
     Napi(Status),
     Panic(String),
+    /// A domain error of a hot procedure: (code, message).
+    Coded(&'static str, String),
 }
 
 impl From<StoreError> for Error {
@@ -47,6 +50,7 @@ fn throw(env: Env, error: Error) {
             format!("Node-API call failed with status {s}"),
         ),
         Error::Panic(msg) => ("NATIVE_PANIC", format!("native panic: {msg}")),
+        Error::Coded(code, msg) => (code, msg),
         Error::Store(e) => {
             let code = match e {
                 StoreError::Closed => "STORE_CLOSED",
@@ -378,4 +382,72 @@ pub fn credits_set(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error
     }
     store::put(Table::CREDITS, key, &c.encode())?;
     Ok(env.undefined()?)
+}
+
+/// A string argument: into `stack` when it fits, else onto the heap.
+fn str_arg<'s>(env: Env, value: napi_value, stack: &'s mut [u8], what: &str) -> Result<std::borrow::Cow<'s, str>, Error> {
+    let n = match env.utf8_into(value, stack) {
+        Ok(n) => n,
+        Err(Status(napi::STRING_EXPECTED)) => return Err(bad(format!("{what} must be a string"))),
+        Err(status) => return Err(status.into()),
+    };
+    if n + 5 <= stack.len() {
+        let s = std::str::from_utf8(&stack[..n]).map_err(|_| bad(format!("{what} is not UTF-8")))?;
+        return Ok(std::borrow::Cow::Borrowed(s));
+    }
+    let mut heap = vec![0u8; env.utf8_len(value)? + 1];
+    let n = env.utf8_into(value, &mut heap)?;
+    heap.truncate(n);
+    String::from_utf8(heap).map(std::borrow::Cow::Owned).map_err(|_| bad(format!("{what} is not UTF-8")))
+}
+
+fn verify_error(e: VerifyError) -> Error {
+    match e {
+        VerifyError::Store(e) => Error::Store(e),
+        VerifyError::Query(m) => Error::Coded("VERIFY_QUERY_SYNTAX", m),
+        VerifyError::UnknownLimit(name) => Error::Coded("VERIFY_UNKNOWN_LIMIT", name),
+        VerifyError::Corrupt(what) => Error::Coded("STORE_CORRUPT", format!("a stored record could not be decoded: {what}")),
+    }
+}
+
+/// verifyKey(workspaceId, allowedApis, key, cost, query, named, nowMs): string
+///  - allowedApis: "*" or API ids joined by "\n" (the root key's verify_key grants);
+///  - cost: credits.cost, or −1 for the default (1);
+///  - query: the permission query or null;
+///  - named: named limits as "name\u001fcost" joined by "\u001e" ("" for none);
+///  - returns "1" or "0" (whether state changed) followed by the `data` JSON.
+///
+/// Errors: VERIFY_QUERY_SYNTAX (400), VERIFY_UNKNOWN_LIMIT (412, message = the name),
+/// STORE_CORRUPT, STORE_IO, STORE_CLOSED.
+pub fn verify_key(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error> {
+    let (mut ws_buf, mut apis_buf, mut key_buf, mut q_buf, mut named_buf) = ([0u8; 64], [0u8; 128], [0u8; 600], [0u8; 256], [0u8; 256]);
+    let workspace_id = str_arg(env, args[0], &mut ws_buf, "workspaceId")?;
+    let allowed_apis = str_arg(env, args[1], &mut apis_buf, "allowedApis")?;
+    let key = str_arg(env, args[2], &mut key_buf, "key")?;
+    let cost = env.get_double(args[3]).map_err(|_| bad("cost must be a number"))?;
+    let query = match env.type_of(args[4])? {
+        ValueType::Null | ValueType::Undefined => None,
+        _ => Some(str_arg(env, args[4], &mut q_buf, "query")?),
+    };
+    let named_text = str_arg(env, args[5], &mut named_buf, "named")?;
+    let now_ms = int_arg(env, args[6], "nowMs")?;
+    let mut named = Vec::new();
+    for item in named_text.split('\u{1e}').filter(|s| !s.is_empty()) {
+        let (name, cost) = item.split_once('\u{1f}').ok_or_else(|| bad("named limits are malformed"))?;
+        named.push((name, cost.parse::<i64>().map_err(|_| bad("named limit cost must be an integer"))?));
+    }
+    let request = Request {
+        workspace_id: &workspace_id,
+        allowed_apis: &allowed_apis,
+        key: key.as_bytes(),
+        cost: if cost < 0.0 { None } else { Some(cost as i64) },
+        query: query.as_deref(),
+        named,
+        now_ms,
+    };
+    let outcome = verify::verify(&request).map_err(verify_error)?;
+    let mut out = String::with_capacity(outcome.json.len() + 1);
+    out.push(if outcome.wrote { '1' } else { '0' });
+    out.push_str(&outcome.json);
+    Ok(env.string(&out)?)
 }

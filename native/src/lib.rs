@@ -6,8 +6,14 @@
 mod api;
 mod credits;
 mod hash;
+mod json;
+mod msgpack;
 mod napi;
+mod permissions;
+mod records;
 mod store;
+mod verify;
+mod window;
 
 use std::ffi::CStr;
 
@@ -38,6 +44,7 @@ exports! {
     c"sync" => api::sync,
     c"stats" => api::stats,
     c"sha256Base64" => api::sha256_base64,
+    c"verifyKey" => api::verify_key,
     c"creditsGet" => api::credits_get,
     c"creditsSet" => api::credits_set,
     c"_panicForTest" => api::panic_for_test,

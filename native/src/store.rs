@@ -494,6 +494,34 @@ impl Drop for CursorGuard {
     }
 }
 
+/// One consistent read of several records (the hot procedures use it): this thread's write
+/// transaction inside `transaction`, otherwise one short read-only transaction. Slices
+/// returned by `get` live as long as the view.
+pub struct View<'t> {
+    store: &'t Store,
+    txn: *mut ffi::MDB_txn,
+}
+
+impl<'t> View<'t> {
+    pub fn get(&self, table: Table, key: &[u8]) -> Result<Option<&'t [u8]>> {
+        check_key(key)?;
+        let mut k = val(key);
+        let mut v = val(&[]);
+        // SAFETY: txn is live for 't; dbi of this env; k points to `key`.
+        match unsafe { ffi::mdb_get(self.txn, self.store.dbi(table), &mut k, &mut v) } {
+            // SAFETY: v points into the map, valid while the txn lives ('t).
+            0 => Ok(Some(unsafe { slice(&v) })),
+            ffi::MDB_NOTFOUND => Ok(None),
+            rc => Err(StoreError::Lmdb("mdb_get", rc)),
+        }
+    }
+}
+
+/// Runs `f` over one read view (see `View`). `f` must not call back into the store.
+pub fn view<R, E: From<StoreError>>(f: impl FnOnce(&View<'_>) -> Result<R, E>) -> Result<R, E> {
+    with_read(|store, txn| f(&View { store, txn }))
+}
+
 /// Calls `f` with the value stored under `key` (valid only during `f`), or `None`.
 pub fn get<R>(table: Table, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
     check_key(key)?;

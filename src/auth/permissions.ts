@@ -59,6 +59,25 @@ export class Principal {
   canSomewhere(resource: Resource, action: string): boolean {
     return this.grants.some((g) => grantAllowsSomeId(g, resource, action));
   }
+
+  private verifyScopeMemo: string | null | undefined;
+
+  /**
+   * The APIs whose keys this root key may verify, as the engine takes them: "*" for every
+   * API of the workspace, else the API ids of its `apis.<id>.verify_key` grants joined by
+   * "\n"; null when it holds no verify grant at all.
+   */
+  verifyScope(): string | null {
+    if (this.verifyScopeMemo !== undefined) return this.verifyScopeMemo;
+    let scope: string | null;
+    if (this.can('apis', '*', 'verify_key')) scope = '*';
+    else {
+      const ids = this.grants.filter((g) => grantAllowsSomeId(g, 'apis', 'verify_key')).map((g) => g.split('.')[1] ?? '');
+      scope = ids.length === 0 ? null : ids.join('\n');
+    }
+    this.verifyScopeMemo = scope;
+    return scope;
+  }
 }
 
 /** The permission strings that would satisfy `can(resource, id, action)`, for error details. */

@@ -73,3 +73,14 @@ export interface CreditsNative {
 }
 
 export const credits = native as unknown as CreditsNative;
+
+export interface VerifyNative {
+  /**
+   * keys.verifyKey in one native call (native/src/verify.rs). Returns "1"/"0" (state
+   * changed?) followed by the `data` JSON. Throws coded errors VERIFY_QUERY_SYNTAX (message
+   * says where), VERIFY_UNKNOWN_LIMIT (message = the limit's name), STORE_*.
+   */
+  verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number): string;
+}
+
+export const engine = native as unknown as VerifyNative;

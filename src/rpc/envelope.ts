@@ -3,6 +3,7 @@
 // always present on 400s (the SDK requires the array).
 import { CATALOGUE, errorPath } from '../errors/catalogue.js';
 import type { ApiError } from '../errors/apiError.js';
+import { RawJson } from '../domain/rawJson.js';
 
 export interface Reply {
   status: number;
@@ -11,7 +12,7 @@ export interface Reply {
 }
 
 export function successBody(requestId: string, data: unknown, pagination?: { cursor: string | undefined; hasMore: boolean }): string {
-  if (pagination === undefined) return `{"meta":{"requestId":"${requestId}"},"data":${JSON.stringify(data)}}`;
+  if (pagination === undefined) return `{"meta":{"requestId":"${requestId}"},"data":${data instanceof RawJson ? data.text : JSON.stringify(data)}}`;
   const page = pagination.cursor === undefined ? { hasMore: pagination.hasMore } : { cursor: pagination.cursor, hasMore: pagination.hasMore };
   return `{"meta":{"requestId":"${requestId}"},"data":${JSON.stringify(data)},"pagination":${JSON.stringify(page)}}`;
 }

@@ -24,6 +24,7 @@ import { addPermissions } from '../procedures/keys/addPermissions.js';
 import { removePermissions } from '../procedures/keys/removePermissions.js';
 import { setPermissions } from '../procedures/keys/setPermissions.js';
 import { rerollKey } from '../procedures/keys/rerollKey.js';
+import { verifyKey } from '../procedures/keys/verifyKey.js';
 
 const ON_KEY = (action: string) => `apis.<apiId of the key>.${action}`;
 const rbac = (action: string): PermissionRule => ({ resource: 'rbac', action });
@@ -94,6 +95,16 @@ export const ROUTES: readonly Route[] = [
     handler: listKeys,
   },
   // ── keys ──────────────────────────────────────────────────────────────────────────
+  {
+    procedure: 'keys.verifyKey',
+    summary: 'Verify a key: credits, rate limits, permissions and expiry in one native transaction. Refusals are 200 with valid:false and a code.',
+    kind: 'hot',
+    request: keysSchemas.verifyKeyRequest,
+    response: keysSchemas.verifyKeyResponse,
+    permissions: [],
+    handlerPermissions: 'apis.*.verify_key, or apis.<apiId>.verify_key (keys of other APIs verify as NOT_FOUND)',
+    handler: verifyKey,
+  },
   {
     procedure: 'keys.createKey',
     summary: 'Create a key; the key string is returned once.',

@@ -110,3 +110,35 @@ export const roleResponse: JsonSchema = {
 export const rolesResponse: JsonSchema = { type: 'array', items: roleResponse };
 export const permissionsResponse: JsonSchema = { type: 'array', items: permissionResponse };
 export { keyResponse, emptyObject };
+
+const limitName: JsonSchema = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001f]+$' };
+
+export const verifyKeyRequest = object(
+  {
+    key: { type: 'string', minLength: 1, maxLength: 512 },
+    credits: object({ cost: { type: 'integer', minimum: 0, maximum: 1e12 } }, ['cost']),
+    ratelimits: { type: 'array', maxItems: 100, items: object({ name: limitName, cost: { type: 'integer', minimum: 0, maximum: 1e12, default: 1 } }, ['name']) },
+    permissions: { type: 'string', minLength: 1, maxLength: 1000, description: 'Permission query: names joined with AND / OR, parentheses' },
+    tags: { type: 'array', maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 512 }, description: 'Accepted for SDK compatibility; keyward keeps no analytics' },
+  },
+  ['key'],
+);
+
+export const verifyKeyResponse: JsonSchema = {
+  type: 'object',
+  properties: {
+    valid: { type: 'boolean' },
+    code: { enum: ['VALID', 'NOT_FOUND', 'DISABLED', 'EXPIRED', 'INSUFFICIENT_PERMISSIONS', 'RATE_LIMITED', 'USAGE_EXCEEDED'] },
+    keyId: { type: 'string' },
+    name: { type: 'string' },
+    meta: { type: 'object' },
+    expires: { type: 'integer' },
+    credits: { type: 'integer' },
+    enabled: { type: 'boolean' },
+    permissions: { type: 'array', items: { type: 'string' } },
+    roles: { type: 'array', items: { type: 'string' } },
+    identity: { type: 'object' },
+    ratelimits: { type: 'array', items: { type: 'object' } },
+  },
+  required: ['valid', 'code'],
+};

@@ -1,0 +1,65 @@
+//! Writing JSON text for the hot procedures' replies (one string crosses to JS, no objects
+//! are built field by field).
+
+use std::fmt::Write;
+
+/// Appends `s` as a JSON string literal.
+pub fn string(out: &mut String, s: &str) {
+    out.push('"');
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escape = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if escape.is_empty() {
+            let _ = write!(out, "\\u{:04x}", b);
+        } else {
+            out.push_str(escape);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// `,"name":` (or `"name":` as the first field of an object: pass first = true once).
+pub fn key(out: &mut String, name: &str) {
+    if !out.ends_with('{') {
+        out.push(',');
+    }
+    out.push('"');
+    out.push_str(name);
+    out.push_str("\":");
+}
+
+pub fn int(out: &mut String, v: i64) {
+    let _ = write!(out, "{v}");
+}
+
+pub fn strings<'a>(out: &mut String, items: impl IntoIterator<Item = &'a str>) {
+    out.push('[');
+    for (i, s) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        string(out, s);
+    }
+    out.push(']');
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn escapes() {
+        let mut out = String::new();
+        super::string(&mut out, "a\"b\\c\nd\u{1}é");
+        assert_eq!(out, "\"a\\\"b\\\\c\\nd\\u0001é\"");
+    }
+}

@@ -1,0 +1,322 @@
+//! keys.verifyKey: one call, one transaction. Checks run in DESIGN.md's order and the first
+//! failing one wins: NOT_FOUND → DISABLED → EXPIRED → INSUFFICIENT_PERMISSIONS →
+//! RATE_LIMITED → USAGE_EXCEEDED → VALID. Only a VALID verification changes state (its
+//! rate-limit windows and its credits), all in one commit; a refusal consumes nothing.
+//!
+//! The evaluation first runs over a read-only view; when the outcome would change state it
+//! is run again inside a write transaction (re-reading everything, so concurrent callers
+//! are serialised by LMDB's writer lock and no update is lost).
+
+use crate::credits::Credits;
+use crate::hash;
+use crate::json;
+use crate::msgpack::DecodeError;
+use crate::permissions;
+use crate::records::{self, IdentityRecord, KeyRecord, RatelimitDef, RoleRecord};
+use crate::store::{self, StoreError, Table, View};
+use crate::window::{self, Decision};
+
+pub struct Request<'a> {
+    /// The root key's workspace.
+    pub workspace_id: &'a str,
+    /// APIs the root key may verify: "*" for all, else ids separated by '\n'.
+    pub allowed_apis: &'a str,
+    pub key: &'a [u8],
+    /// credits.cost of the request; None = 1.
+    pub cost: Option<i64>,
+    pub query: Option<&'a str>,
+    /// Named limits with their cost, in request order.
+    pub named: Vec<(&'a str, i64)>,
+    pub now_ms: i64,
+}
+
+#[derive(Debug)]
+pub enum VerifyError {
+    Store(StoreError),
+    /// The permission query is not valid syntax (HTTP 400).
+    Query(String),
+    /// A named limit the key and its identity do not have (HTTP 412).
+    UnknownLimit(String),
+    /// A stored record could not be read (a bug or a corrupt record).
+    Corrupt(&'static str),
+}
+
+impl From<StoreError> for VerifyError {
+    fn from(e: StoreError) -> Self {
+        VerifyError::Store(e)
+    }
+}
+
+impl From<DecodeError> for VerifyError {
+    fn from(e: DecodeError) -> Self {
+        VerifyError::Corrupt(e.0)
+    }
+}
+
+pub struct Outcome {
+    /// The `data` object of the reply, as JSON text.
+    pub json: String,
+    /// The verification committed a change (in `disk` mode its reply waits for an fsync).
+    pub wrote: bool,
+}
+
+struct Write {
+    table: Table,
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+const NOT_FOUND: &str = "{\"valid\":false,\"code\":\"NOT_FOUND\"}";
+
+pub fn verify(req: &Request<'_>) -> Result<Outcome, VerifyError> {
+    let hash = hash::sha256(req.key);
+    let (json, writes) = store::view(|v| evaluate(v, req, &hash))?;
+    if writes.is_empty() {
+        return Ok(Outcome { json, wrote: false });
+    }
+    let json = store::transaction(|| {
+        let (json, writes) = store::view(|v| evaluate(v, req, &hash))?;
+        for w in &writes {
+            store::put(w.table, &w.key, &w.value)?;
+        }
+        Ok::<_, VerifyError>(json)
+    })?;
+    Ok(Outcome { json, wrote: true })
+}
+
+fn api_allowed(allowed: &str, api_id: &str) -> bool {
+    allowed == "*" || allowed.split('\n').any(|a| a == api_id)
+}
+
+/// A limit that applies to this verification.
+struct Check<'a> {
+    def: &'a RatelimitDef<'a>,
+    /// "k/<keyId>/<name>" or "i/<identityId>/<name>": identity limits are shared by its keys.
+    window_key: String,
+    cost: i64,
+    decision: Decision,
+}
+
+fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32]) -> Result<(String, Vec<Write>), VerifyError> {
+    let Some(key_id) = v.get(Table::KEY_HASHES, hash)? else { return Ok((NOT_FOUND.into(), vec![])) };
+    let Some(key_bytes) = v.get(Table::KEYS, key_id)? else { return Ok((NOT_FOUND.into(), vec![])) };
+    let key = records::key(key_bytes)?;
+    if key.workspace_id != req.workspace_id || !api_allowed(req.allowed_apis, key.api_id) {
+        return Ok((NOT_FOUND.into(), vec![]));
+    }
+    match v.get(Table::APIS, key.api_id.as_bytes())? {
+        Some(api) => {
+            let api = records::api(api)?;
+            if api.deleted || api.workspace_id != req.workspace_id {
+                return Ok((NOT_FOUND.into(), vec![]));
+            }
+        }
+        None => return Ok((NOT_FOUND.into(), vec![])),
+    }
+    let mut roles: Vec<RoleRecord<'_>> = Vec::with_capacity(key.role_ids.len());
+    for id in &key.role_ids {
+        if let Some(bytes) = v.get(Table::ROLES, id.as_bytes())? {
+            roles.push(records::role(bytes)?);
+        }
+    }
+    let identity = match key.identity_id {
+        Some(id) => v.get(Table::IDENTITIES, id.as_bytes())?.map(records::identity).transpose()?,
+        None => None,
+    };
+    let credits = v.get(Table::CREDITS, key.id.as_bytes())?.and_then(Credits::decode).map(|c| c.refilled(req.now_ms).0);
+    let reply = Reply { key: &key, roles: &roles, identity: identity.as_ref() };
+
+    if !key.enabled {
+        return Ok((reply.json("DISABLED", credits.map(|c| c.remaining), None), vec![]));
+    }
+    if key.expires_at_ms.is_some_and(|e| req.now_ms > e) {
+        return Ok((reply.json("EXPIRED", credits.map(|c| c.remaining), None), vec![]));
+    }
+    if let Some(query) = req.query {
+        let q = permissions::parse_cached(query).map_err(|e| VerifyError::Query(e.message))?;
+        let held: Vec<&str> = key.permissions.iter().copied().chain(roles.iter().flat_map(|r| r.permissions.iter().copied())).collect();
+        if !permissions::evaluate(&q, &held) {
+            return Ok((reply.json("INSUFFICIENT_PERMISSIONS", credits.map(|c| c.remaining), None), vec![]));
+        }
+    }
+
+    let checks = rate_limit_checks(v, req, &key, identity.as_ref())?;
+    if checks.iter().any(|c| !c.decision.success) {
+        return Ok((reply.json("RATE_LIMITED", credits.map(|c| c.remaining), Some((&checks, false))), vec![]));
+    }
+    let mut writes = Vec::new();
+    let mut balance = None;
+    if let Some(c) = credits {
+        let cost = req.cost.unwrap_or(1);
+        if c.remaining == 0 || c.remaining < cost {
+            return Ok((reply.json("USAGE_EXCEEDED", Some(c.remaining), Some((&checks, false))), vec![]));
+        }
+        balance = Some(c.remaining - cost);
+        if cost > 0 {
+            let next = Credits { remaining: c.remaining - cost, ..c };
+            writes.push(Write { table: Table::CREDITS, key: key.id.as_bytes().to_vec(), value: next.encode().to_vec() });
+        }
+    }
+    for c in checks.iter().filter(|c| c.cost > 0) {
+        writes.push(Write { table: Table::RATELIMIT_WINDOWS, key: c.window_key.clone().into_bytes(), value: c.decision.next.encode().to_vec() });
+    }
+    Ok((reply.json("VALID", balance, Some((&checks, true))), writes))
+}
+
+fn rate_limit_checks<'a>(
+    v: &View<'_>,
+    req: &Request<'_>,
+    key: &'a KeyRecord<'a>,
+    identity: Option<&'a IdentityRecord<'a>>,
+) -> Result<Vec<Check<'a>>, VerifyError> {
+    // Key limits shadow identity limits of the same name.
+    let mut defs: Vec<(&'a RatelimitDef<'a>, &'static str, &'a str)> = key.ratelimits.iter().map(|d| (d, "k", key.id)).collect();
+    if let Some(i) = identity {
+        for d in &i.ratelimits {
+            if !key.ratelimits.iter().any(|k| k.name == d.name) {
+                defs.push((d, "i", i.id));
+            }
+        }
+    }
+    for (name, _) in &req.named {
+        if !defs.iter().any(|(d, _, _)| d.name == *name) {
+            return Err(VerifyError::UnknownLimit((*name).to_owned()));
+        }
+    }
+    let mut checks = Vec::new();
+    for (def, scope, owner) in defs {
+        // A named limit's cost replaces the automatic cost of 1 (the last mention wins).
+        let cost = match req.named.iter().rev().find(|(n, _)| *n == def.name) {
+            Some((_, cost)) => *cost,
+            None if def.auto_apply => 1,
+            None => continue,
+        };
+        let window_key = format!("{scope}/{owner}/{}", def.name);
+        let stored = v.get(Table::RATELIMIT_WINDOWS, window_key.as_bytes())?.and_then(window::Window::decode);
+        let decision = window::decide(stored, req.now_ms, def.duration_ms, def.limit, cost);
+        checks.push(Check { def, window_key, cost, decision });
+    }
+    Ok(checks)
+}
+
+struct Reply<'r, 'a> {
+    key: &'r KeyRecord<'a>,
+    roles: &'r [RoleRecord<'a>],
+    identity: Option<&'r IdentityRecord<'a>>,
+}
+
+impl Reply<'_, '_> {
+    /// The fields of unkey-v2.md §3.2 for a found key: `ratelimits` only once limits were
+    /// evaluated (`admitted`: whether their cost was consumed).
+    fn json(&self, code: &str, credits: Option<i64>, limits: Option<(&[Check<'_>], bool)>) -> String {
+        let k = self.key;
+        let mut out = String::with_capacity(256);
+        out.push('{');
+        json::key(&mut out, "valid");
+        out.push_str(if code == "VALID" { "true" } else { "false" });
+        json::key(&mut out, "code");
+        json::string(&mut out, code);
+        json::key(&mut out, "keyId");
+        json::string(&mut out, k.id);
+        if let Some(name) = k.name {
+            json::key(&mut out, "name");
+            json::string(&mut out, name);
+        }
+        if let Some(meta) = k.meta_json {
+            json::key(&mut out, "meta");
+            out.push_str(meta);
+        }
+        if let Some(expires) = k.expires_at_ms {
+            json::key(&mut out, "expires");
+            json::int(&mut out, expires);
+        }
+        if let Some(c) = credits {
+            json::key(&mut out, "credits");
+            json::int(&mut out, c);
+        }
+        json::key(&mut out, "enabled");
+        out.push_str(if k.enabled { "true" } else { "false" });
+        let mut permissions: Vec<&str> = Vec::with_capacity(k.permissions.len());
+        for p in k.permissions.iter().chain(self.roles.iter().flat_map(|r| r.permissions.iter())) {
+            if !permissions.contains(p) {
+                permissions.push(p);
+            }
+        }
+        if !permissions.is_empty() {
+            json::key(&mut out, "permissions");
+            json::strings(&mut out, permissions);
+        }
+        if !self.roles.is_empty() {
+            json::key(&mut out, "roles");
+            json::strings(&mut out, self.roles.iter().map(|r| r.name));
+        }
+        if let Some(i) = self.identity {
+            json::key(&mut out, "identity");
+            out.push('{');
+            json::key(&mut out, "id");
+            json::string(&mut out, i.id);
+            json::key(&mut out, "externalId");
+            json::string(&mut out, i.external_id);
+            if let Some(meta) = i.meta_json {
+                json::key(&mut out, "meta");
+                out.push_str(meta);
+            }
+            if !i.ratelimits.is_empty() {
+                json::key(&mut out, "ratelimits");
+                out.push('[');
+                for (n, d) in i.ratelimits.iter().enumerate() {
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    out.push('{');
+                    json::key(&mut out, "id");
+                    json::string(&mut out, d.id);
+                    json::key(&mut out, "name");
+                    json::string(&mut out, d.name);
+                    json::key(&mut out, "limit");
+                    json::int(&mut out, d.limit);
+                    json::key(&mut out, "duration");
+                    json::int(&mut out, d.duration_ms);
+                    json::key(&mut out, "autoApply");
+                    out.push_str(if d.auto_apply { "true" } else { "false" });
+                    out.push('}');
+                }
+                out.push(']');
+            }
+            out.push('}');
+        }
+        if let Some((checks, admitted)) = limits.filter(|(c, _)| !c.is_empty()) {
+            json::key(&mut out, "ratelimits");
+            out.push('[');
+            for (n, c) in checks.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                // Nothing is consumed when the verification is refused: a limit that would
+                // have admitted this call reports the capacity it still has.
+                let remaining = if c.decision.success && !admitted { (c.decision.remaining + c.cost).min(c.def.limit) } else { c.decision.remaining };
+                out.push('{');
+                json::key(&mut out, "id");
+                json::string(&mut out, c.def.id);
+                json::key(&mut out, "name");
+                json::string(&mut out, c.def.name);
+                json::key(&mut out, "limit");
+                json::int(&mut out, c.def.limit);
+                json::key(&mut out, "duration");
+                json::int(&mut out, c.def.duration_ms);
+                json::key(&mut out, "remaining");
+                json::int(&mut out, remaining);
+                json::key(&mut out, "reset");
+                json::int(&mut out, c.decision.reset_ms);
+                json::key(&mut out, "exceeded");
+                out.push_str(if c.decision.success { "false" } else { "true" });
+                json::key(&mut out, "autoApply");
+                out.push_str(if c.def.auto_apply { "true" } else { "false" });
+                out.push('}');
+            }
+            out.push(']');
+        }
+        out.push('}');
+        out
+    }
+}

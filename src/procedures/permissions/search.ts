@@ -1,0 +1,12 @@
+// The `search` filter of listPermissions, listRoles and listIdentities: a case-insensitive
+// substring of any of the given fields. No search (or an empty one) matches everything.
+export function searchFilter(search: string | undefined): (...fields: (string | undefined)[]) => boolean {
+  const needle = (search ?? '').toLowerCase();
+  if (needle === '') return () => true;
+  return (...fields) => fields.some((f) => f !== undefined && f.toLowerCase().includes(needle));
+}
+
+/** The list tag of a cursor: a cursor of one search is not replayed against another. */
+export function listTag(list: string, search: string | undefined): string {
+  return `${list}:${(search ?? '').toLowerCase()}`;
+}
