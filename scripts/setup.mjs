@@ -58,7 +58,7 @@ function mtime(path) {
 
 function ensureNpm(quiet) {
   const stamp = join(ROOT, 'node_modules', '.package-lock.json');
-  if (mtime(stamp) >= Math.max(mtime(join(ROOT, 'package.json')), mtime(join(ROOT, 'package-lock.json'))) && existsSync(join(ROOT, 'node_modules', 'uWebSockets.js'))) return;
+  if (mtime(stamp) >= mtime(join(ROOT, 'package-lock.json')) && existsSync(join(ROOT, 'node_modules', 'uWebSockets.js'))) return;
   say(quiet, 'installing npm dependencies');
   const lock = existsSync(join(ROOT, 'package-lock.json'));
   run('npm', [lock ? 'ci' : 'install', '--no-audit', '--no-fund', '--include=dev'], { quiet });

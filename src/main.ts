@@ -2,6 +2,7 @@
 // SIGTERM/SIGINT: stop accepting, finish in-flight requests, sync and close the store, exit 0.
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { native } from './engine/native.js';
 import { bootstrap } from './bootstrap.js';
@@ -24,7 +25,22 @@ async function runWorker(init: WorkerInit): Promise<void> {
   });
 }
 
+/**
+ * uWS binds with SO_REUSEPORT (that is how serving threads share the port), so a second
+ * keyward on the same port would silently split the traffic. Probe with an exclusive bind
+ * first and refuse to start when the port is taken.
+ */
+function assertPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`could not listen on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the port is in use' : err.message}`)));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 export async function runServer(config: Config): Promise<void> {
+  await assertPortFree(config.host, config.port);
   const log = createLogger(config.logLevel);
   openStore(config);
   const boot = bootstrap(config.rootKey, Date.now());
@@ -46,7 +62,6 @@ export async function runServer(config: Config): Promise<void> {
     });
     workers.push(worker);
   }
-  process.stdout.write(`keyward listening on http://${config.host}:${server.port} (threads=${config.threads}, durability=${config.durability}, data=${config.dataDir})\n`);
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {
@@ -68,6 +83,8 @@ export async function runServer(config: Config): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // Printed once the signal handlers are in place: from here a SIGTERM drains cleanly.
+  process.stdout.write(`keyward listening on http://${config.host}:${server.port} (threads=${config.threads}, durability=${config.durability}, data=${config.dataDir})\n`);
 }
 
 if (!isMainThread) {

@@ -10,6 +10,8 @@ import { Dispatcher } from './rpc/dispatch.js';
 import { Metrics } from './rpc/metrics.js';
 import { openApiDocument } from './rpc/openapi.js';
 import { ROUTES } from './rpc/routes.js';
+import { successBody } from './rpc/envelope.js';
+import { newRequestId } from './domain/ids.js';
 import { setDurability } from './store/durability.js';
 
 // src/serve.ts (vitest) or dist/src/serve.js (built): package.json is one or two levels up.
@@ -29,14 +31,13 @@ export async function serveThread(config: Config, metrics: Metrics): Promise<Run
   const log = createLogger(config.logLevel);
   const dispatcher = new Dispatcher(config.publicUrl, log, config.vaultKey);
   const openapi = JSON.stringify(openApiDocument(ROUTES, config.publicUrl, VERSION));
-  const liveness = JSON.stringify({ meta: { requestId: 'req_liveness' }, data: { message: 'keyward is alive' } });
   return startServer({
     config,
     dispatcher,
     metrics,
     log,
     page(path) {
-      if (path === '/v2/liveness') return { status: 200, contentType: 'application/json', body: liveness };
+      if (path === '/v2/liveness') return { status: 200, contentType: 'application/json', body: successBody(newRequestId(), { message: 'keyward is alive' }) };
       if (path === '/openapi.json') return { status: 200, contentType: 'application/json', body: openapi };
       if (path === '/metrics') return { status: 200, contentType: 'text/plain; version=0.0.4', body: metrics.render(native.stats()) };
       return undefined;

@@ -10,6 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use crate::credits::Credits;
+use crate::limit::{self, LimitError, LimitRequest};
 use crate::verify::{self, Request, VerifyError};
 use crate::hash;
 use crate::napi::{self, napi_callback_info, napi_env, napi_value, Env, Status, ValueType};
@@ -450,4 +451,90 @@ pub fn verify_key(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error>
     out.push(if outcome.wrote { '1' } else { '0' });
     out.push_str(&outcome.json);
     Ok(env.string(&out)?)
+}
+
+fn limit_error(e: LimitError) -> Error {
+    match e {
+        LimitError::Store(e) => Error::Store(e),
+        LimitError::Corrupt(what) => Error::Coded("STORE_CORRUPT", format!("a stored record could not be decoded: {what}")),
+    }
+}
+
+fn flagged(wrote: bool, json: &str) -> String {
+    let mut out = String::with_capacity(json.len() + 1);
+    out.push(if wrote { '1' } else { '0' });
+    out.push_str(json);
+    out
+}
+
+/// limit(namespaceId, identifier, limit, durationMs, cost, nowMs): string — "1"/"0" (state
+/// changed) + `{success, limit, remaining, reset, overrideId?}`.
+pub fn limit(env: Env, args: &[napi_value; 6]) -> Result<napi_value, Error> {
+    let (mut ns_buf, mut id_buf) = ([0u8; 64], [0u8; 600]);
+    let namespace_id = str_arg(env, args[0], &mut ns_buf, "namespaceId")?;
+    let identifier = str_arg(env, args[1], &mut id_buf, "identifier")?;
+    let request = LimitRequest {
+        namespace_id: &namespace_id,
+        identifier: &identifier,
+        limit: int_arg(env, args[2], "limit")?,
+        duration_ms: int_arg(env, args[3], "durationMs")?,
+        cost: int_arg(env, args[4], "cost")?,
+    };
+    let now_ms = int_arg(env, args[5], "nowMs")?;
+    let (outcomes, wrote) = limit::limit(std::slice::from_ref(&request), now_ms).map_err(limit_error)?;
+    let json = limit::outcomes_json(&outcomes);
+    Ok(env.string(&flagged(wrote, &json[1..json.len() - 1]))?)
+}
+
+/// limitMany(requests: Buffer, nowMs): string — "1"/"0" + a JSON array of outcomes in
+/// request order. Each request in the Buffer: u16 LE length + namespaceId bytes, u16 LE
+/// length + identifier bytes, then limit, durationMs, cost as f64 LE.
+pub fn limit_many(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
+    let bytes = buffer_arg(env, args[0], "requests")?;
+    let now_ms = int_arg(env, args[1], "nowMs")?;
+    let requests = limit::decode_requests(bytes).map_err(|what| bad(format!("requests buffer: {what}")))?;
+    let (outcomes, wrote) = limit::limit(&requests, now_ms).map_err(limit_error)?;
+    Ok(env.string(&flagged(wrote, &limit::outcomes_json(&outcomes)))?)
+}
+
+/// sweepWindows(after: Buffer, nowMs, max): [next: Buffer, deleted: number] — removes
+/// windows that no longer count; `next` is empty once the table was scanned to its end.
+pub fn sweep_windows(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
+    let after = buffer_arg(env, args[0], "after")?;
+    let now_ms = int_arg(env, args[1], "nowMs")?;
+    let max = int_arg(env, args[2], "max")?.max(1) as usize;
+    let (next, deleted) = limit::sweep(after, now_ms, max)?;
+    let out = env.array(2)?;
+    env.set_element(out, 0, env.buffer_copy(&next)?)?;
+    env.set_element(out, 1, env.double(deleted as f64)?)?;
+    Ok(out)
+}
+
+/// findOverride(namespaceId, identifier): string | undefined — the override that applies
+/// (exact identifier, else the longest matching pattern) as JSON
+/// `{overrideId, identifier, limit, duration}`.
+pub fn find_override(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
+    let (mut ns_buf, mut id_buf) = ([0u8; 64], [0u8; 600]);
+    let namespace_id = str_arg(env, args[0], &mut ns_buf, "namespaceId")?;
+    let identifier = str_arg(env, args[1], &mut id_buf, "identifier")?;
+    let found = store::view(|v| {
+        Ok::<_, LimitError>(limit::find_override(v, &namespace_id, &identifier)?.map(|o| {
+            let mut out = String::from("{");
+            crate::json::key(&mut out, "overrideId");
+            crate::json::string(&mut out, o.id);
+            crate::json::key(&mut out, "identifier");
+            crate::json::string(&mut out, o.identifier);
+            crate::json::key(&mut out, "limit");
+            crate::json::int(&mut out, o.limit);
+            crate::json::key(&mut out, "duration");
+            crate::json::int(&mut out, o.duration_ms);
+            out.push('}');
+            out
+        }))
+    })
+    .map_err(limit_error)?;
+    match found {
+        Some(json) => Ok(env.string(&json)?),
+        None => Ok(env.undefined()?),
+    }
 }

@@ -7,6 +7,7 @@ mod api;
 mod credits;
 mod hash;
 mod json;
+mod limit;
 mod msgpack;
 mod napi;
 mod permissions;
@@ -45,6 +46,10 @@ exports! {
     c"stats" => api::stats,
     c"sha256Base64" => api::sha256_base64,
     c"verifyKey" => api::verify_key,
+    c"limit" => api::limit,
+    c"limitMany" => api::limit_many,
+    c"sweepWindows" => api::sweep_windows,
+    c"findOverride" => api::find_override,
     c"creditsGet" => api::credits_get,
     c"creditsSet" => api::credits_set,
     c"_panicForTest" => api::panic_for_test,

@@ -147,3 +147,29 @@ pub fn identity(bytes: &[u8]) -> Result<IdentityRecord<'_>> {
     }
     Ok(i)
 }
+
+/// ratelimit_overrides value. Keys: `<namespaceId>/e/<sid>` (exact identifiers) and
+/// `<namespaceId>/w/<sid>` (identifiers with `*`, matched as patterns), where sid is
+/// `storage_id(identifier)`.
+#[derive(Debug, Default)]
+pub struct OverrideRecord<'a> {
+    pub id: &'a str,
+    pub identifier: &'a str,
+    pub limit: i64,
+    pub duration_ms: i64,
+}
+
+pub fn override_record(bytes: &[u8]) -> Result<OverrideRecord<'_>> {
+    let mut o = OverrideRecord::default();
+    for entry in map_entries(root(bytes)?)? {
+        let (name, v) = entry?;
+        match name {
+            "id" => o.id = text(v)?,
+            "identifier" => o.identifier = text(v)?,
+            "limit" => o.limit = int(v)?,
+            "durationMs" => o.duration_ms = int(v)?,
+            _ => {}
+        }
+    }
+    Ok(o)
+}

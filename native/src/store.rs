@@ -69,7 +69,6 @@ impl Table {
     pub const ROLES: Table = Table(9);
     pub const IDENTITIES: Table = Table(10);
     pub const RATELIMIT_WINDOWS: Table = Table(13);
-    pub const RATELIMIT_NAMESPACES: Table = Table(11);
     pub const RATELIMIT_OVERRIDES: Table = Table(12);
 }
 
@@ -515,6 +514,18 @@ impl<'t> View<'t> {
             rc => Err(StoreError::Lmdb("mdb_get", rc)),
         }
     }
+
+    /// Entries with start <= key < end in order, at most `limit` (slices live as the view).
+    pub fn range<E: From<StoreError>>(
+        &self,
+        table: Table,
+        start: &[u8],
+        end: Option<&[u8]>,
+        limit: usize,
+        mut visit: impl FnMut(&'t [u8], &'t [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        scan(self.store, self.txn, table, start, end, limit, &mut visit)
+    }
 }
 
 /// Runs `f` over one read view (see `View`). `f` must not call back into the store.
@@ -587,38 +598,50 @@ pub fn range<E: From<StoreError>>(
     if limit == 0 {
         return Ok(());
     }
-    with_read(|store, txn| {
-        let mut cursor = ptr::null_mut();
-        // SAFETY: txn live; the cursor is closed by the guard before the txn ends.
-        check("mdb_cursor_open", unsafe {
-            ffi::mdb_cursor_open(txn, store.dbi(table), &mut cursor)
-        })?;
-        let cursor = CursorGuard(cursor);
-        let mut k = val(start);
-        let mut v = val(&[]);
-        let mut op = if start.is_empty() {
-            ffi::MDB_FIRST
-        } else {
-            ffi::MDB_SET_RANGE
-        };
-        let mut seen = 0;
-        while seen < limit {
-            // SAFETY: cursor live; k/v are filled by LMDB.
-            match unsafe { ffi::mdb_cursor_get(cursor.0, &mut k, &mut v, op) } {
-                0 => {}
-                ffi::MDB_NOTFOUND => break,
-                rc => return Err(StoreError::Lmdb("range", rc).into()),
-            }
-            let key = unsafe { slice(&k) };
-            if end.is_some_and(|end| key >= end) {
-                break;
-            }
-            visit(key, unsafe { slice(&v) })?;
-            seen += 1;
-            op = ffi::MDB_NEXT;
+    with_read(|store, txn| scan(store, txn, table, start, end, limit, &mut visit))
+}
+
+/// The cursor walk of `range` over a given transaction; slices live as long as `txn` ('t).
+fn scan<'t, E: From<StoreError>>(
+    store: &Store,
+    txn: *mut ffi::MDB_txn,
+    table: Table,
+    start: &[u8],
+    end: Option<&[u8]>,
+    limit: usize,
+    visit: &mut impl FnMut(&'t [u8], &'t [u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut cursor = ptr::null_mut();
+    // SAFETY: txn live; the cursor is closed by the guard before the txn ends.
+    check("mdb_cursor_open", unsafe {
+        ffi::mdb_cursor_open(txn, store.dbi(table), &mut cursor)
+    })?;
+    let cursor = CursorGuard(cursor);
+    let mut k = val(start);
+    let mut v = val(&[]);
+    let mut op = if start.is_empty() {
+        ffi::MDB_FIRST
+    } else {
+        ffi::MDB_SET_RANGE
+    };
+    let mut seen = 0;
+    while seen < limit {
+        // SAFETY: cursor live; k/v are filled by LMDB.
+        match unsafe { ffi::mdb_cursor_get(cursor.0, &mut k, &mut v, op) } {
+            0 => {}
+            ffi::MDB_NOTFOUND => break,
+            rc => return Err(StoreError::Lmdb("range", rc).into()),
         }
-        Ok(())
-    })
+        // SAFETY: k/v point into the map while the txn lives.
+        let key: &'t [u8] = unsafe { slice(&k) };
+        if end.is_some_and(|end| key >= end) {
+            break;
+        }
+        visit(key, unsafe { slice(&v) })?;
+        seen += 1;
+        op = ffi::MDB_NEXT;
+    }
+    Ok(())
 }
 
 /// Runs `body` inside one LMDB write transaction on this thread: commits if it returns Ok,

@@ -84,3 +84,16 @@ export interface VerifyNative {
 }
 
 export const engine = native as unknown as VerifyNative;
+
+export interface LimitNative {
+  /** ratelimits.limit (native/src/limit.rs): "1"/"0" (state changed) + outcome JSON. */
+  limit(namespaceId: string, identifier: string, limit: number, durationMs: number, cost: number, nowMs: number): string;
+  /** multiLimit, all or nothing: "1"/"0" + JSON array of outcomes (packing in limit.rs). */
+  limitMany(requests: Buffer, nowMs: number): string;
+  /** The override that applies to an identifier, as JSON {overrideId, identifier, limit, duration}. */
+  findOverride(namespaceId: string, identifier: string): string | undefined;
+  /** Deletes windows that no longer count: [continue after, deleted]. */
+  sweepWindows(after: Buffer, nowMs: number, max: number): [Buffer, number];
+}
+
+export const limiter = native as unknown as LimitNative;

@@ -28,6 +28,8 @@ export const CATALOGUE = {
   permission_not_found: { status: 404, title: 'Not Found', category: 'data', when: 'The permission (by id or slug) does not exist in the root key\'s workspace.' },
   role_not_found: { status: 404, title: 'Not Found', category: 'data', when: 'The role (by id or name) does not exist in the root key\'s workspace; roles are never created implicitly.' },
   identity_not_found: { status: 404, title: 'Not Found', category: 'data', when: 'The identity (by id or externalId) does not exist in the root key\'s workspace.' },
+  ratelimit_namespace_not_found: { status: 404, title: 'Not Found', category: 'data', when: 'The rate-limit namespace (by name or id) does not exist in the root key\'s workspace; namespaces are created by their first ratelimits.limit call.' },
+  ratelimit_override_not_found: { status: 404, title: 'Not Found', category: 'data', when: 'No override matches the identifier in this namespace.' },
   method_not_allowed: { status: 405, title: 'Method Not Allowed', category: 'routing', when: 'Procedures accept only POST; liveness, metrics, the OpenAPI document and error pages only GET.' },
   request_timeout: { status: 408, title: 'Request Timeout', category: 'bad_request', when: 'The request body did not arrive within KEYWARD_REQUEST_TIMEOUT_MS.' },
   permission_already_exists: { status: 409, title: 'Conflict', category: 'data', when: 'A permission with this slug already exists in the workspace.' },

@@ -6,7 +6,7 @@
 import { createRequire } from 'node:module';
 import type { Config } from '../config.js';
 import { ApiError } from '../errors/apiError.js';
-import { decodeBody, type Dispatcher } from '../rpc/dispatch.js';
+import type { Dispatcher } from '../rpc/dispatch.js';
 import { type Reply } from '../rpc/envelope.js';
 import type { Metrics } from '../rpc/metrics.js';
 import { whenDurable } from '../store/durability.js';
@@ -159,13 +159,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
           throw err;
         }
         if (bytes === undefined) return;
-        let body: string;
-        try {
-          body = decodeBody(bytes);
-        } catch (err) {
-          return finish(p, dispatcher.error(err as ApiError));
-        }
-        const { reply, wrote } = dispatcher.dispatch(p.routeIndex, authorization, body);
+        const { reply, wrote } = dispatcher.dispatch(p.routeIndex, authorization, bytes);
         whenDurable(wrote, () => finish(p, reply));
       });
       return;

@@ -56,13 +56,13 @@ export class Dispatcher {
     return alias === undefined ? -1 : (this.index.get(alias + name.slice(dot)) ?? -1);
   }
 
-  dispatch(routeIndex: number, authorization: string, body: string): DispatchResult {
+  dispatch(routeIndex: number, authorization: string, bytes: Uint8Array): DispatchResult {
     const requestId = newRequestId();
     const before = commitCount();
     try {
       const { route, validate } = this.compiled[routeIndex] as Compiled;
       const principal = authenticate(authorization);
-      const input = parseJson(body);
+      const input = parseJson(decodeBody(bytes));
       if (!validate(input)) {
         const errors = fromAjv(validate.errors ?? [], route.procedure);
         throw new ApiError('invalid_input', `The request body for ${route.procedure} is invalid: ${errors.map((e) => e.message).join('; ')}.`, { errors });
@@ -109,7 +109,29 @@ export function decodeBody(bytes: Uint8Array): string {
   }
 }
 
+/** Deepest nesting of arrays/objects accepted in a body (deeper is a 400, not a stack overflow). */
+export const MAX_JSON_DEPTH = 64;
+
+function nestingTooDeep(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \\ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 125 || c === 93) depth--;
+  }
+  return false;
+}
+
 function parseJson(body: string): unknown {
+  if (nestingTooDeep(body)) {
+    throw new ApiError('malformed_json', `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`, { errors: [{ location: 'body', message: `nesting deeper than ${MAX_JSON_DEPTH} levels` }] });
+  }
   if (body.trim() === '') {
     throw new ApiError('malformed_json', 'The request body is empty; send a JSON object.', { errors: [{ location: 'body', message: 'empty body', fix: 'send a JSON object, e.g. {}' }] });
   }

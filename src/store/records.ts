@@ -127,4 +127,29 @@ export const IDX = {
   permRole: (permissionId: string) => `perm_role/${permissionId}/`,
   roleKey: (roleId: string) => `role_key/${roleId}/`,
   identKey: (identityId: string) => `ident_key/${identityId}/`,
+  nsId: (namespaceId: string) => `ns_id/${namespaceId}`,
+  nsOverrides: (namespaceId: string) => `ns_ovr/${namespaceId}/`,
 } as const;
+
+/** ratelimit_namespaces table, key `<workspaceId>/<name>`; indexes ns_id/<id> → that key. */
+export interface NamespaceRecord {
+  id: string;
+  workspaceId: string;
+  name: string;
+  createdAtMs: number;
+}
+
+/**
+ * ratelimit_overrides table, key `<namespaceId>/e/<sid>` for exact identifiers and
+ * `<namespaceId>/w/<sid>` for patterns with `*` (sid: store/ratelimits.ts storageId). Read by
+ * the engine (native/src/records.rs override_record). indexes ns_ovr/<nsId>/<overrideId> →
+ * the table key, for listing in id order.
+ */
+export interface OverrideRecord {
+  id: string;
+  namespaceId: string;
+  identifier: string;
+  limit: number;
+  durationMs: number;
+  createdAtMs: number;
+}

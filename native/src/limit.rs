@@ -1,0 +1,267 @@
+//! ratelimits.limit and ratelimits.multiLimit: one call, one transaction, all or nothing.
+//! For each request: the override (exact identifier first, then the longest matching `*`
+//! pattern) replaces limit and duration; the sliding-window decision is window.rs's. Only
+//! when every request is admitted are the windows written; otherwise nothing is consumed
+//! and admitted items report the capacity they still have.
+//!
+//! Keys: window `n/<namespaceId>/<sid>` in ratelimit_windows; overrides in records.rs.
+//! `sid` = the identifier, or `#` + base64(SHA-256(identifier)) when it is longer than 440
+//! bytes (LMDB keys are at most 511 bytes); src/store/ratelimits.ts derives it the same way.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use crate::hash;
+use crate::json;
+use crate::msgpack::DecodeError;
+use crate::records::{self, OverrideRecord};
+use crate::store::{self, StoreError, Table, View};
+use crate::window::{self, Window};
+
+pub const MAX_PLAIN_ID_BYTES: usize = 440;
+
+pub struct LimitRequest<'a> {
+    pub namespace_id: &'a str,
+    pub identifier: &'a str,
+    pub limit: i64,
+    pub duration_ms: i64,
+    pub cost: i64,
+}
+
+#[derive(Debug)]
+pub enum LimitError {
+    Store(StoreError),
+    Corrupt(&'static str),
+}
+
+impl From<StoreError> for LimitError {
+    fn from(e: StoreError) -> Self {
+        LimitError::Store(e)
+    }
+}
+
+impl From<DecodeError> for LimitError {
+    fn from(e: DecodeError) -> Self {
+        LimitError::Corrupt(e.0)
+    }
+}
+
+pub fn storage_id(identifier: &str) -> Cow<'_, str> {
+    if identifier.len() <= MAX_PLAIN_ID_BYTES {
+        return Cow::Borrowed(identifier);
+    }
+    let b64 = hash::sha256_base64(identifier.as_bytes());
+    Cow::Owned(format!("#{}", String::from_utf8_lossy(&b64)))
+}
+
+/// `*` matches any run of characters (also none); everything else is literal; the whole
+/// identifier must match.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+/// The override that applies to `identifier` in a namespace, if any.
+pub fn find_override<'t>(v: &View<'t>, namespace_id: &str, identifier: &str) -> Result<Option<OverrideRecord<'t>>, LimitError> {
+    let sid = storage_id(identifier);
+    for kind in ["e", "w"] {
+        if let Some(bytes) = v.get(Table::RATELIMIT_OVERRIDES, format!("{namespace_id}/{kind}/{sid}").as_bytes())? {
+            return Ok(Some(records::override_record(bytes)?));
+        }
+    }
+    let prefix = format!("{namespace_id}/w/");
+    let mut end = prefix.clone().into_bytes();
+    if let Some(last) = end.last_mut() {
+        *last += 1;
+    }
+    let mut best: Option<OverrideRecord<'t>> = None;
+    v.range(Table::RATELIMIT_OVERRIDES, prefix.as_bytes(), Some(&end), usize::MAX, |_, value| {
+        let o = records::override_record(value)?;
+        if glob_match(o.identifier, identifier) && best.as_ref().is_none_or(|b| o.identifier.len() > b.identifier.len()) {
+            best = Some(o);
+        }
+        Ok::<_, LimitError>(())
+    })?;
+    Ok(best)
+}
+
+/// The requests of limitMany as JS packs them: per request, u16 LE length + namespaceId,
+/// u16 LE length + identifier (UTF-8), then limit, durationMs and cost as f64 LE.
+pub fn decode_requests(bytes: &[u8]) -> Result<Vec<LimitRequest<'_>>, &'static str> {
+    struct Cursor<'b>(&'b [u8], usize);
+    impl<'b> Cursor<'b> {
+        fn take(&mut self, n: usize) -> Result<&'b [u8], &'static str> {
+            let out = self.0.get(self.1..self.1 + n).ok_or("truncated")?;
+            self.1 += n;
+            Ok(out)
+        }
+        fn text(&mut self) -> Result<&'b str, &'static str> {
+            let n = u16::from_le_bytes(self.take(2)?.try_into().map_err(|_| "truncated")?) as usize;
+            std::str::from_utf8(self.take(n)?).map_err(|_| "invalid UTF-8")
+        }
+        fn num(&mut self) -> Result<i64, &'static str> {
+            Ok(f64::from_le_bytes(self.take(8)?.try_into().map_err(|_| "truncated")?) as i64)
+        }
+    }
+    let mut c = Cursor(bytes, 0);
+    let mut out = Vec::new();
+    while c.1 < bytes.len() {
+        let (namespace_id, identifier) = (c.text()?, c.text()?);
+        out.push(LimitRequest { namespace_id, identifier, limit: c.num()?, duration_ms: c.num()?, cost: c.num()? });
+    }
+    Ok(out)
+}
+
+pub struct Outcome {
+    pub success: bool,
+    pub limit: i64,
+    pub remaining: i64,
+    pub reset_ms: i64,
+    pub override_id: Option<String>,
+}
+
+fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec<Outcome>, Vec<(String, Window)>), LimitError> {
+    let mut pending: HashMap<String, Window> = HashMap::new();
+    let mut outcomes = Vec::with_capacity(reqs.len());
+    let mut costs = Vec::with_capacity(reqs.len());
+    for r in reqs {
+        let o = find_override(v, r.namespace_id, r.identifier)?;
+        let (limit, duration_ms) = o.as_ref().map_or((r.limit, r.duration_ms), |o| (o.limit, o.duration_ms));
+        let key = format!("n/{}/{}", r.namespace_id, storage_id(r.identifier));
+        let stored = match pending.get(&key) {
+            Some(w) => Some(*w),
+            None => v.get(Table::RATELIMIT_WINDOWS, key.as_bytes())?.and_then(Window::decode),
+        };
+        let d = window::decide(stored, now_ms, duration_ms, limit, r.cost);
+        if d.success && r.cost > 0 {
+            pending.insert(key, d.next);
+        }
+        costs.push(r.cost);
+        outcomes.push(Outcome { success: d.success, limit, remaining: d.remaining, reset_ms: d.reset_ms, override_id: o.map(|o| o.id.to_owned()) });
+    }
+    if outcomes.iter().all(|o| o.success) {
+        return Ok((outcomes, pending.into_iter().collect()));
+    }
+    for (o, cost) in outcomes.iter_mut().zip(costs) {
+        if o.success {
+            o.remaining = (o.remaining + cost).min(o.limit);
+        }
+    }
+    Ok((outcomes, vec![]))
+}
+
+/// Decides every request; commits the windows only when all are admitted. Returns the
+/// outcomes in request order and whether anything was written.
+pub fn limit(reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec<Outcome>, bool), LimitError> {
+    let (outcomes, writes) = store::view(|v| evaluate(v, reqs, now_ms))?;
+    if writes.is_empty() {
+        return Ok((outcomes, false));
+    }
+    let outcomes = store::transaction(|| {
+        let (outcomes, writes) = store::view(|v| evaluate(v, reqs, now_ms))?;
+        for (key, w) in &writes {
+            store::put(Table::RATELIMIT_WINDOWS, key.as_bytes(), &w.encode())?;
+        }
+        Ok::<_, LimitError>(outcomes)
+    })?;
+    Ok((outcomes, true))
+}
+
+/// `[{success, limit, remaining, reset, overrideId?}, …]`
+pub fn outcomes_json(outcomes: &[Outcome]) -> String {
+    let mut out = String::with_capacity(80 * outcomes.len() + 2);
+    out.push('[');
+    for (i, o) in outcomes.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('{');
+        json::key(&mut out, "success");
+        out.push_str(if o.success { "true" } else { "false" });
+        json::key(&mut out, "limit");
+        json::int(&mut out, o.limit);
+        json::key(&mut out, "remaining");
+        json::int(&mut out, o.remaining);
+        json::key(&mut out, "reset");
+        json::int(&mut out, o.reset_ms);
+        if let Some(id) = &o.override_id {
+            json::key(&mut out, "overrideId");
+            json::string(&mut out, id);
+        }
+        out.push('}');
+    }
+    out.push(']');
+    out
+}
+
+/// Deletes up to `max` window records that no longer count at `now_ms`, scanning from
+/// `after` (exclusive; empty = the start). Returns the key to continue after (empty when
+/// the table was scanned to its end) and how many were deleted.
+pub fn sweep(after: &[u8], now_ms: i64, max: usize) -> Result<(Vec<u8>, usize), StoreError> {
+    store::transaction(|| {
+        let mut stale: Vec<Vec<u8>> = Vec::new();
+        let mut last: Vec<u8> = Vec::new();
+        let mut seen = 0;
+        store::view(|v| {
+            let mut start = after.to_vec();
+            if !start.is_empty() {
+                start.push(0);
+            }
+            v.range(Table::RATELIMIT_WINDOWS, &start, None, max, |k, value| {
+                seen += 1;
+                last = k.to_vec();
+                if Window::decode(value).is_none_or(|w| w.is_stale(now_ms)) {
+                    stale.push(k.to_vec());
+                }
+                Ok::<_, StoreError>(())
+            })
+        })?;
+        for k in &stale {
+            store::del(Table::RATELIMIT_WINDOWS, k)?;
+        }
+        Ok((if seen < max { Vec::new() } else { last }, stale.len()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("user_*", "user_1"));
+        assert!(glob_match("user_*", "user_"));
+        assert!(!glob_match("user_*", "usr_1"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("a*b*c", "axxbyyc"));
+        assert!(!glob_match("a*b*c", "axxbyy"));
+        assert!(glob_match("exact", "exact"));
+        assert!(!glob_match("exact", "exactly"));
+        assert!(glob_match("*@example.com", "me@example.com"));
+    }
+
+    #[test]
+    fn long_identifiers_are_hashed() {
+        assert_eq!(storage_id("short"), "short");
+        let long = "x".repeat(500);
+        let sid = storage_id(&long);
+        assert!(sid.starts_with('#') && sid.len() < 50);
+    }
+}

@@ -1,0 +1,79 @@
+// Rate-limit namespaces and overrides in the store (records.ts). Windows belong to the
+// engine (native/src/limit.rs) and are never touched here.
+import { createHash } from 'node:crypto';
+import { newId } from '../domain/ids.js';
+import { getRecord, putRecord, transact } from './db.js';
+import { idxDel, idxGet, idxPut } from './indexes.js';
+import { native } from '../engine/native.js';
+import { IDX, type NamespaceRecord, type OverrideRecord } from './records.js';
+
+/** Mirrors limit.rs storage_id: identifiers over 440 bytes are stored by their hash. */
+export function storageId(identifier: string): string {
+  return Buffer.byteLength(identifier, 'utf8') <= 440 ? identifier : `#${createHash('sha256').update(identifier, 'utf8').digest('base64')}`;
+}
+
+export function overrideKey(namespaceId: string, identifier: string): string {
+  return `${namespaceId}/${identifier.includes('*') ? 'w' : 'e'}/${storageId(identifier)}`;
+}
+
+// Namespaces are never deleted, so each thread may keep what it has looked up.
+const cache = new Map<string, NamespaceRecord>();
+
+export function findNamespace(workspaceId: string, nameOrId: string): NamespaceRecord | undefined {
+  const cacheKey = `${workspaceId}/${nameOrId}`;
+  const hit = cache.get(cacheKey);
+  if (hit !== undefined) return hit;
+  let record = getRecord<NamespaceRecord>('ratelimit_namespaces', cacheKey);
+  if (record === undefined && nameOrId.startsWith('rlns_')) {
+    const key = idxGet(IDX.nsId(nameOrId));
+    const byId = key === undefined ? undefined : getRecord<NamespaceRecord>('ratelimit_namespaces', key);
+    if (byId?.workspaceId === workspaceId) record = byId;
+  }
+  if (record !== undefined) {
+    if (cache.size > 100_000) cache.clear();
+    cache.set(cacheKey, record);
+  }
+  return record;
+}
+
+/** The namespace with this name, created when missing (concurrent creators agree on one). */
+export function ensureNamespace(workspaceId: string, name: string, nowMs: number): NamespaceRecord {
+  return findNamespace(workspaceId, name) ?? transact(() => {
+    const key = `${workspaceId}/${name}`;
+    const existing = getRecord<NamespaceRecord>('ratelimit_namespaces', key);
+    if (existing !== undefined) return existing;
+    const record: NamespaceRecord = { id: newId('rlns', nowMs), workspaceId, name, createdAtMs: nowMs };
+    putRecord('ratelimit_namespaces', key, record);
+    idxPut(IDX.nsId(record.id), key);
+    return record;
+  });
+}
+
+/** Upsert keyed by (namespace, identifier): an existing override keeps its id. */
+export function upsertOverride(ns: NamespaceRecord, identifier: string, limit: number, durationMs: number, nowMs: number): OverrideRecord {
+  return transact(() => {
+    const key = overrideKey(ns.id, identifier);
+    const existing = getRecord<OverrideRecord>('ratelimit_overrides', key);
+    const record: OverrideRecord = { id: existing?.id ?? newId('rlor', nowMs), namespaceId: ns.id, identifier, limit, durationMs, createdAtMs: existing?.createdAtMs ?? nowMs };
+    putRecord('ratelimit_overrides', key, record);
+    idxPut(IDX.nsOverrides(ns.id) + record.id, key);
+    return record;
+  });
+}
+
+/** Deletes the override stored under exactly this identifier; false if there is none. */
+export function removeOverride(ns: NamespaceRecord, identifier: string): boolean {
+  return transact(() => {
+    const key = overrideKey(ns.id, identifier);
+    const existing = getRecord<OverrideRecord>('ratelimit_overrides', key);
+    if (existing === undefined) return false;
+    native.del('ratelimit_overrides', key);
+    idxDel(IDX.nsOverrides(ns.id) + existing.id);
+    return true;
+  });
+}
+
+export function overrideById(ns: NamespaceRecord, overrideId: string): OverrideRecord | undefined {
+  const key = idxGet(IDX.nsOverrides(ns.id) + overrideId);
+  return key === undefined ? undefined : getRecord<OverrideRecord>('ratelimit_overrides', key);
+}

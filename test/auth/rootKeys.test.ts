@@ -1,0 +1,125 @@
+// Root-key authentication and permission checks against a live server.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, cli, createApi, expectError, expectOk, rootKeyWith, startServer, stopAll, type Server } from '../helpers/server.js';
+
+let server: Server;
+let apiA: string;
+let apiB: string;
+
+beforeAll(async () => {
+  server = await startServer();
+  apiA = await createApi(server, 'api-a');
+  apiB = await createApi(server, 'api-b');
+});
+afterAll(stopAll);
+
+describe('401', () => {
+  const cases: [string, Record<string, string>][] = [
+    ['missing header', {}],
+    ['Basic scheme', { Authorization: 'Basic x' }],
+    ['Bearer without a token', { Authorization: 'Bearer' }],
+    ['Bearer with a blank token', { Authorization: 'Bearer    ' }],
+    ['token without scheme', { Authorization: 'kwtest_0123456789abcdef' }],
+    ['two tokens', { Authorization: 'Bearer a b' }],
+    ['unknown key', { Authorization: 'Bearer kwtest_unknown_0123456789abcdef' }],
+    ['very long unknown key', { Authorization: `Bearer ${'k'.repeat(4000)}` }],
+  ];
+  it.each(cases)('%s → 401 with WWW-Authenticate: Bearer', async (_name, headers) => {
+    const res = await call(server, 'apis.createApi', { name: 'never-made' }, { rootKey: null, headers });
+    const error = expectError(res, 401);
+    expect(error.type).toMatch(/\/authentication\/[a-z_]+$/);
+    expect(error.title).toBe('Unauthorized');
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  it('the root key is case-sensitive', async () => {
+    const res = await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: server.rootKey.toUpperCase() });
+    expectError(res, 401, 'root_key_not_found');
+  });
+
+  it('scheme is case-insensitive and surrounding spaces are trimmed', async () => {
+    const res = await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: null, headers: { Authorization: `bearer   ${server.rootKey}  ` } });
+    expectOk(res);
+  });
+});
+
+describe('403', () => {
+  it('names the missing permission, with the exact type suffix and title', async () => {
+    const { key } = await rootKeyWith(server, ['apis.*.read_api']);
+    const res = await call(server, 'apis.createApi', { name: 'forbidden-api' }, { rootKey: key });
+    const error = expectError(res, 403);
+    expect(error.type).toMatch(/\/authorization\/insufficient_permissions$/);
+    expect(error.title).toBe('Forbidden');
+    expect(error.detail).toContain('apis.*.create_api');
+  });
+
+  it('names both the wildcard and the specific permission for an id', async () => {
+    const { key } = await rootKeyWith(server, ['apis.*.create_api']);
+    const error = expectError(await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: key }), 403, 'insufficient_permissions');
+    expect(error.detail).toContain('apis.*.read_api');
+    expect(error.detail).toContain(`apis.${apiA}.read_api`);
+  });
+});
+
+describe('grant matching', () => {
+  it('apis.*.read_api allows any API, nothing else', async () => {
+    const { key } = await rootKeyWith(server, ['apis.*.read_api']);
+    expectOk(await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: key }));
+    expectOk(await call(server, 'apis.getApi', { apiId: apiB }, { rootKey: key }));
+    expectError(await call(server, 'apis.deleteApi', { apiId: apiA }, { rootKey: key }), 403, 'insufficient_permissions');
+  });
+
+  it('apis.<id>.read_api allows only that API', async () => {
+    const { key } = await rootKeyWith(server, [`apis.${apiA}.read_api`]);
+    expectOk(await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: key }));
+    expectError(await call(server, 'apis.getApi', { apiId: apiB }, { rootKey: key }), 403, 'insufficient_permissions');
+    expectError(await call(server, 'apis.createApi', { name: 'nope-api' }, { rootKey: key }), 403, 'insufficient_permissions');
+  });
+
+  it('*.*.read_api allows reading any API', async () => {
+    const { key } = await rootKeyWith(server, ['*.*.read_api']);
+    expectOk(await call(server, 'apis.getApi', { apiId: apiB }, { rootKey: key }));
+    expectError(await call(server, 'apis.createApi', { name: 'nope-api' }, { rootKey: key }), 403, 'insufficient_permissions');
+  });
+
+  it('apis.*.* allows every apis action', async () => {
+    const { key } = await rootKeyWith(server, ['apis.*.*']);
+    const apiId = (expectOk(await call(server, 'apis.createApi', { name: 'star-star' }, { rootKey: key })) as { apiId: string }).apiId;
+    expectOk(await call(server, 'apis.getApi', { apiId }, { rootKey: key }));
+    expectOk(await call(server, 'apis.listKeys', { apiId }, { rootKey: key }));
+    expectOk(await call(server, 'apis.deleteApi', { apiId }, { rootKey: key }));
+  });
+
+  it('an alias grant (api.*.create_api) works', async () => {
+    const { key } = await rootKeyWith(server, ['api.*.create_api']);
+    expectOk(await call(server, 'apis.createApi', { name: 'alias-api' }, { rootKey: key }));
+  });
+
+  it('an alias id grant (api.<id>.read_api) works for that id only', async () => {
+    const { key } = await rootKeyWith(server, [`api.${apiB}.read_api`]);
+    expectOk(await call(server, 'apis.getApi', { apiId: apiB }, { rootKey: key }));
+    expectError(await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: key }), 403);
+  });
+
+  it('a grant for another resource does not leak', async () => {
+    const { key } = await rootKeyWith(server, ['ratelimits.*.create_api', 'identities.*.read_api']);
+    expectError(await call(server, 'apis.createApi', { name: 'nope-api' }, { rootKey: key }), 403);
+    expectError(await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: key }), 403);
+  });
+});
+
+describe('revocation', () => {
+  it('a root key revoked via the CLI stops working on its next request', async () => {
+    const { key, rootKeyId } = await rootKeyWith(server, ['*']);
+    // Warm any per-thread principal cache first.
+    expectOk(await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: key }));
+    expectOk(await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: key }));
+    const revoked = await cli(['root-keys', 'revoke', rootKeyId], server.dataDir);
+    expect(revoked.code).toBe(0);
+    const res = await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: key });
+    expectError(res, 401, 'root_key_not_found');
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    // Other keys are unaffected.
+    expectOk(await call(server, 'apis.getApi', { apiId: apiA }));
+  });
+});

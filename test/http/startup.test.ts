@@ -1,0 +1,36 @@
+// Start-up: configuration errors stop the daemon with a message naming the variable;
+// a restart on a used data dir does not bootstrap again.
+import { afterAll, describe, expect, it } from 'vitest';
+import { call, cli, expectError, expectOk, randomRootKey, startServer, stopAll } from '../helpers/server.js';
+
+afterAll(stopAll);
+
+describe('start-up', () => {
+  it.each([
+    ['a root key shorter than 16 characters', { KEYWARD_ROOT_KEY: 'short' }, 'KEYWARD_ROOT_KEY'],
+    ['a non-numeric body limit', { KEYWARD_MAX_BODY_BYTES: 'lots' }, 'KEYWARD_MAX_BODY_BYTES'],
+    ['an unknown durability', { KEYWARD_DURABILITY: 'eventually' }, 'KEYWARD_DURABILITY'],
+  ])('%s → exits non-zero naming %s', async (_why, env, name) => {
+    await expect(startServer({ env })).rejects.toThrow(new RegExp(`exited early with code [1-9][\\s\\S]*${name}`));
+  });
+
+  // src/main.ts says "could not listen … (in use)", but uWS listens with SO_REUSEPORT, so a
+  // second daemon (even on another data dir) silently shares the port with the first.
+  it('a port already in use → exits non-zero', async () => {
+    const first = await startServer();
+    await expect(startServer({ env: { KEYWARD_PORT: String(first.port) } })).rejects.toThrow(/exited early with code [1-9]/);
+    expectOk(await call(first, 'apis.createApi', { name: 'still-serving' }));
+  });
+
+  it('KEYWARD_ROOT_KEY only bootstraps an empty data dir', async () => {
+    const first = await startServer();
+    expectOk(await call(first, 'apis.createApi', { name: 'first-run' }));
+    expect(await first.stop()).toBe(0);
+    const other = randomRootKey();
+    const again = await startServer({ dataDir: first.dataDir, rootKey: other });
+    expectError(await call(again, 'apis.createApi', { name: 'with-other-key' }), 401);
+    expectOk(await call(again, 'apis.createApi', { name: 'with-first-key' }, { rootKey: first.rootKey }));
+    const keys = await cli(['root-keys', 'list'], first.dataDir);
+    expect(keys.json).toHaveLength(1);
+  });
+});

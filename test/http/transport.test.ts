@@ -1,0 +1,252 @@
+// The HTTP layer (src/http/uws.ts): every transport error uses the error envelope, the GET
+// endpoints, request ids, metrics.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, expectError, expectOk, get, REQUEST_ID, startServer, stopAll, type Server } from '../helpers/server.js';
+import { postHead, rawRequest } from '../helpers/raw.js';
+
+const MAX_BODY_BYTES = 4096;
+let server: Server;
+let slow: Server;
+
+beforeAll(async () => {
+  [server, slow] = await Promise.all([
+    startServer({ env: { KEYWARD_MAX_BODY_BYTES: String(MAX_BODY_BYTES) } }),
+    startServer({ env: { KEYWARD_REQUEST_TIMEOUT_MS: '300' } }),
+  ]);
+});
+afterAll(stopAll);
+
+function jsonHeaders(s: Server, extra: Record<string, string> = {}): Record<string, string> {
+  return { 'Content-Type': 'application/json', Authorization: `Bearer ${s.rootKey}`, ...extra };
+}
+
+describe('envelopes', () => {
+  it('success: meta.requestId and data, nothing else', async () => {
+    const res = await call(server, 'apis.createApi', { name: 'envelope-api' });
+    const data = expectOk(res);
+    expect(Object.keys(res.json as object).sort()).toEqual(['data', 'meta']);
+    expect(Object.keys(res.json.meta as object)).toEqual(['requestId']);
+    expect(data).toMatchObject({ name: 'envelope-api' });
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  });
+
+  it('error: meta + error{title, detail, status, type}, no data', async () => {
+    const res = await call(server, 'apis.getApi', { apiId: 'api_doesnotexist' });
+    const error = expectError(res, 404, 'api_not_found');
+    expect(Object.keys(res.json as object).sort()).toEqual(['error', 'meta']);
+    expect(error.title).toBe('Not Found');
+    expect(error.detail).toContain('api_doesnotexist');
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  });
+
+  it('requestIds are req_… and unique per request (errors and successes alike)', async () => {
+    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? call(server, 'apis.createApi', { name: `ids-${i}` }) : call(server, 'apis.getApi', { apiId: 'api_nope_nope' }))));
+    const ids = results.map((r) => r.json.meta.requestId as string);
+    for (const id of ids) expect(id).toMatch(REQUEST_ID);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('every error type URL serves a 200 HTML page', async () => {
+    const seen = new Set<string>();
+    const responses = [
+      await call(server, 'apis.getApi', { apiId: 'api_missing_one' }),
+      await call(server, 'apis.getApi', { nope: 1 }),
+      await call(server, 'apis.getApi', {}, { rootKey: null }),
+      await call(server, 'apis.getApi', {}, { method: 'PUT' }),
+      await call(server, 'nope.nope', {}),
+    ];
+    for (const res of responses) {
+      const type = res.json.error.type as string;
+      expect(type).toMatch(/^https?:\/\//);
+      seen.add(type);
+      const url = new URL(type);
+      // The page is served by the daemon itself at that path.
+      const page = await fetch(`${server.url}${url.pathname}`);
+      expect(page.status, type).toBe(200);
+      expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+      const html = await page.text();
+      expect(html).toContain(url.pathname.split('/').pop());
+    }
+    expect(seen.size).toBe(responses.length);
+  });
+
+  it('an unknown error page is a 404 envelope', async () => {
+    const res = await get(server, '/docs/errors/keyward/nope/nope');
+    expectError(res, 404);
+  });
+});
+
+describe('routing and methods', () => {
+  it('unknown procedure → 404 envelope', async () => {
+    for (const proc of ['apis.nope', 'nope.createApi', 'apis', 'ratelimit.nope', 'ratelimits.nope', '']) {
+      const res = await call(server, proc, {});
+      expectError(res, 404, 'procedure_not_found');
+    }
+  });
+
+  it('unknown top-level path → 404 envelope', async () => {
+    expectError(await get(server, '/nope'), 404);
+    expectError(await get(server, '/v1/apis.createApi'), 404);
+  });
+
+  it('non-POST to a procedure → 405 with Allow: POST', async () => {
+    for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
+      const res = await call(server, 'apis.createApi', { name: 'abc' }, { method });
+      expectError(res, 405, 'method_not_allowed');
+      expect(res.headers.get('allow')).toBe('POST');
+    }
+  });
+
+  it('POST to liveness → 405', async () => {
+    const res = await fetch(`${server.url}/v2/liveness`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(405);
+  });
+
+  it('liveness responses carry a fresh requestId each time, like every other response', async () => {
+    const a = await get(server, '/v2/liveness');
+    const b = await get(server, '/v2/liveness');
+    expect(a.json.meta.requestId).toMatch(REQUEST_ID);
+    expect(a.json.meta.requestId).not.toBe(b.json.meta.requestId);
+  });
+
+  it('pipelined requests on one connection are answered in order', async () => {
+    const body = (apiId: string): string => JSON.stringify({ apiId });
+    const head = (len: number): string => postHead('apis.getApi', { ...jsonHeaders(server), 'Content-Length': String(len) });
+    const first = body('api_pipelined_one');
+    // The raw helper returns the first response; the second must follow it on the same socket.
+    const res = await rawRequest(server.port, [head(first.length) + first + head(2) + '{}']);
+    expect(res.status).toBe(404);
+    expect(res.json.error.detail).toContain('api_pipelined_one');
+  });
+
+  it('GET /v2/liveness needs no auth', async () => {
+    const res = await get(server, '/v2/liveness');
+    expect(res.status).toBe(200);
+    expect(res.json.meta.requestId).toMatch(/^req_/);
+    expect(res.json.data).toBeDefined();
+  });
+});
+
+describe('content type and body', () => {
+  it('missing Content-Type → 415', async () => {
+    const res = await call(server, 'apis.createApi', {}, { headers: { 'Content-Type': '' }, rawBody: '{"name":"abc"}' });
+    expectError(res, 415, 'unsupported_media_type');
+  });
+
+  it('non-JSON Content-Type → 415', async () => {
+    for (const ct of ['text/plain', 'application/x-www-form-urlencoded', 'application/jsonx', 'multipart/form-data']) {
+      const res = await call(server, 'apis.createApi', { name: 'abcd' }, { headers: { 'Content-Type': ct } });
+      expectError(res, 415, 'unsupported_media_type');
+    }
+  });
+
+  it('application/json with a charset parameter is accepted', async () => {
+    const res = await call(server, 'apis.createApi', { name: 'charset' }, { headers: { 'Content-Type': 'application/json; charset=utf-8' } });
+    expectOk(res);
+  });
+
+  it('malformed JSON → 400 malformed_json with errors[]', async () => {
+    for (const raw of ['{', '{"name":', 'nope', '{"name":"abc",}', "{'name':'abc'}"]) {
+      const res = await call(server, 'apis.createApi', undefined, { rawBody: raw });
+      const error = expectError(res, 400, 'malformed_json');
+      expect(error.errors?.length).toBeGreaterThan(0);
+    }
+  });
+
+  it('empty body → 400 malformed_json', async () => {
+    for (const raw of ['', '   ']) {
+      const res = await call(server, 'apis.createApi', undefined, { rawBody: raw });
+      expectError(res, 400, 'malformed_json');
+    }
+  });
+
+  it('invalid UTF-8 → 400 malformed_json', async () => {
+    const bytes = Buffer.concat([Buffer.from('{"name":"ab'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('c"}')]);
+    const res = await call(server, 'apis.createApi', undefined, { rawBody: bytes });
+    expectError(res, 400, 'malformed_json');
+  });
+
+  it('schema violation → 400 invalid_input naming the field', async () => {
+    const res = await call(server, 'apis.createApi', { name: 'abc', bogusField: 1 });
+    const error = expectError(res, 400, 'invalid_input');
+    expect(error.errors?.some((e) => e.message.includes('bogusField'))).toBe(true);
+  });
+
+  it('body of exactly the limit is read; one byte over is 413', async () => {
+    const pad = (n: number): string => {
+      const base = JSON.stringify({ name: '' });
+      return JSON.stringify({ name: 'x'.repeat(n - base.length) });
+    };
+    const exact = await call(server, 'apis.createApi', undefined, { rawBody: pad(MAX_BODY_BYTES) });
+    // Read in full and validated: name is too long for the schema → 400, not 413.
+    expectError(exact, 400, 'invalid_input');
+    const over = await call(server, 'apis.createApi', undefined, { rawBody: pad(MAX_BODY_BYTES + 1) });
+    expectError(over, 413, 'request_body_too_large');
+  });
+
+  it('413 from a declared Content-Length without sending the body', async () => {
+    const res = await rawRequest(server.port, [postHead('apis.createApi', { ...jsonHeaders(server), 'Content-Length': String(50 * 1024 * 1024) })]);
+    expect(res.status).toBe(413);
+    expect(res.json.error.status).toBe(413);
+    expect(res.json.error.type).toMatch(/\/request_body_too_large$/);
+    expect(res.json.meta.requestId).toMatch(REQUEST_ID);
+  });
+
+  it('413 from a chunked body without Content-Length', async () => {
+    const chunk = 'x'.repeat(1024);
+    const parts: (string | number)[] = [postHead('apis.createApi', { ...jsonHeaders(server), 'Transfer-Encoding': 'chunked' }), `${(1).toString(16)}\r\n{\r\n`];
+    for (let i = 0; i < 8; i++) parts.push(`${chunk.length.toString(16)}\r\n${chunk}\r\n`, 5);
+    parts.push('0\r\n\r\n');
+    const res = await rawRequest(server.port, parts);
+    expect(res.status).toBe(413);
+    expect(res.json.error.type).toMatch(/\/request_body_too_large$/);
+  });
+
+  it('a small chunked body is accepted', async () => {
+    const body = JSON.stringify({ name: 'chunked-api' });
+    const res = await rawRequest(server.port, [
+      postHead('apis.createApi', { ...jsonHeaders(server), 'Transfer-Encoding': 'chunked' }),
+      `5\r\n${body.slice(0, 5)}\r\n`,
+      20,
+      `${(body.length - 5).toString(16)}\r\n${body.slice(5)}\r\n0\r\n\r\n`,
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.json.data.name).toBe('chunked-api');
+  });
+
+  it('a body that stops arriving → 408 envelope, and the server keeps serving', async () => {
+    const res = await rawRequest(slow.port, [postHead('apis.createApi', { ...jsonHeaders(slow), 'Content-Length': '100' }), '{"name":"sta'], 10_000);
+    expect(res.status).toBe(408);
+    expect(res.json.error.status).toBe(408);
+    expect(res.json.error.type).toMatch(/\/request_timeout$/);
+    expect(res.json.meta.requestId).toMatch(REQUEST_ID);
+    expectOk(await call(slow, 'apis.createApi', { name: 'after-timeout' }));
+  });
+
+  it('headers only, no body at all, then stall → 408', async () => {
+    const res = await rawRequest(slow.port, [postHead('apis.createApi', { ...jsonHeaders(slow), 'Content-Length': '20' })], 10_000);
+    expect(res.status).toBe(408);
+  });
+});
+
+describe('metrics', () => {
+  it('counts requests by procedure and status', async () => {
+    const before = await get(server, '/metrics');
+    expect(before.status).toBe(200);
+    const count = (text: string, proc: string, status: number): number => {
+      const m = new RegExp(`^keyward_requests_total\\{procedure="${proc.replace('.', '\\.')}",status="${status}"\\} (\\d+)$`, 'm').exec(text);
+      return m === null ? 0 : Number(m[1]);
+    };
+    const ok0 = count(before.text, 'apis.getApi', 200);
+    const nf0 = count(before.text, 'apis.getApi', 404);
+    const apiId = (expectOk(await call(server, 'apis.createApi', { name: 'metrics-api' })) as { apiId: string }).apiId;
+    for (let i = 0; i < 3; i++) expectOk(await call(server, 'apis.getApi', { apiId }));
+    for (let i = 0; i < 2; i++) expectError(await call(server, 'apis.getApi', { apiId: 'api_missing_metrics' }), 404);
+    const after = await get(server, '/metrics');
+    expect(after.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(after.text).toContain('# TYPE keyward_requests_total counter');
+    expect(count(after.text, 'apis.getApi', 200)).toBe(ok0 + 3);
+    expect(count(after.text, 'apis.getApi', 404)).toBe(nf0 + 2);
+    expect(count(after.text, 'apis.createApi', 200)).toBeGreaterThan(0);
+  });
+});
