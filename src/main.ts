@@ -8,8 +8,10 @@ import { native } from './engine/native.js';
 import { bootstrap } from './bootstrap.js';
 import { createLogger } from './log.js';
 import { newMetrics, openStore, serveThread } from './serve.js';
+import { startWindowSweeper } from './store/sweeper.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
+const SWEEP_INTERVAL_MS = 1_000;
 
 interface WorkerInit {
   config: Config;
@@ -53,6 +55,7 @@ export async function runServer(config: Config): Promise<void> {
   }
   const metrics = newMetrics();
   const server = await serveThread(config, metrics);
+  const stopSweeper = startWindowSweeper(SWEEP_INTERVAL_MS, log);
   const workers: Worker[] = [];
   for (let i = 1; i < config.threads; i++) {
     const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { config, metrics: metrics.buffer } satisfies WorkerInit });
@@ -76,6 +79,7 @@ export async function runServer(config: Config): Promise<void> {
         w.postMessage('drain');
       })),
     ]);
+    stopSweeper();
     await Promise.all(workers.map((w) => w.terminate()));
     native.close();
     log.info('stopped');

@@ -1,0 +1,15 @@
+import { idxList } from '../../store/indexes.js';
+import { paginate } from '../../store/paginate.js';
+import { overrideById } from '../../store/ratelimits.js';
+import { IDX } from '../../store/records.js';
+import type { Ctx, ListResult } from '../context.js';
+import type { OverrideView } from './getOverride.js';
+import { existingNamespace } from './namespace.js';
+
+export function listOverrides(input: { namespace: string; cursor?: string; limit: number }, ctx: Ctx): ListResult<OverrideView> {
+  const ns = existingNamespace(ctx, input.namespace, 'read_override');
+  return paginate(`overrides:${ns.id}`, input.cursor, input.limit, (from, n) => idxList(IDX.nsOverrides(ns.id), from, n), (id) => {
+    const o = overrideById(ns, id);
+    return o === undefined ? undefined : { overrideId: o.id, identifier: o.identifier, limit: o.limit, duration: o.durationMs };
+  });
+}

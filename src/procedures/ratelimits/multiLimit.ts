@@ -1,0 +1,51 @@
+import { limiter } from '../../engine/native.js';
+import { noteCommit } from '../../store/durability.js';
+import type { Ctx } from '../context.js';
+import type { LimitInput } from './limit.js';
+import { namespaceForLimit } from './namespace.js';
+
+interface Outcome {
+  success: boolean;
+  limit: number;
+  remaining: number;
+  reset: number;
+  overrideId?: string;
+}
+
+export interface MultiLimitResult {
+  passed: boolean;
+  limits: { namespace: string; identifier: string; limit: number; remaining: number; reset: number; passed: boolean; overrideId?: string }[];
+}
+
+/** Packs the requests as native/src/limit.rs decode_requests reads them. */
+function pack(items: { namespaceId: string; identifier: string; limit: number; duration: number; cost: number }[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const item of items) {
+    for (const text of [item.namespaceId, item.identifier]) {
+      const bytes = Buffer.from(text, 'utf8');
+      const len = Buffer.alloc(2);
+      len.writeUInt16LE(bytes.length);
+      parts.push(len, bytes);
+    }
+    const nums = Buffer.alloc(24);
+    nums.writeDoubleLE(item.limit, 0);
+    nums.writeDoubleLE(item.duration, 8);
+    nums.writeDoubleLE(item.cost, 16);
+    parts.push(nums);
+  }
+  return Buffer.concat(parts);
+}
+
+/** All or nothing: when any item is refused, no item consumes anything. */
+export function multiLimit(input: LimitInput[], ctx: Ctx): MultiLimitResult {
+  const items = input.map((item) => ({ ...item, namespaceId: namespaceForLimit(ctx, item.namespace).id }));
+  const out = limiter.limitMany(pack(items), ctx.nowMs);
+  if (out.charCodeAt(0) === 49 /* '1' */) noteCommit();
+  const outcomes = JSON.parse(out.slice(1)) as Outcome[];
+  const limits = outcomes.map((o, i) => {
+    const entry: MultiLimitResult['limits'][number] = { namespace: input[i]?.namespace ?? '', identifier: input[i]?.identifier ?? '', limit: o.limit, remaining: o.remaining, reset: o.reset, passed: o.success };
+    if (o.overrideId !== undefined) entry.overrideId = o.overrideId;
+    return entry;
+  });
+  return { passed: limits.every((l) => l.passed), limits };
+}

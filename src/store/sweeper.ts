@@ -1,0 +1,22 @@
+// Removes rate-limit windows that no longer count (their last bucket is over), so the store
+// does not grow with identifiers that stopped calling. Each tick scans at most
+// WINDOWS_PER_TICK records in one short write transaction and continues where it stopped.
+import { limiter } from '../engine/native.js';
+import type { Logger } from '../log.js';
+
+export const WINDOWS_PER_TICK = 2000;
+
+export function startWindowSweeper(intervalMs: number, log: Logger): () => void {
+  let after: Buffer = Buffer.alloc(0);
+  const timer = setInterval(() => {
+    try {
+      const [next, deleted] = limiter.sweepWindows(after, Date.now(), WINDOWS_PER_TICK);
+      after = next;
+      if (deleted > 0) log.debug('swept stale rate-limit windows', { deleted });
+    } catch (err) {
+      log.warn('window sweep failed', { error: (err as Error).message });
+    }
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
