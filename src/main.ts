@@ -9,6 +9,8 @@ import { bootstrap } from './bootstrap.js';
 import { createLogger } from './log.js';
 import { newMetrics, openStore, serveThread } from './serve.js';
 import { startWindowSweeper } from './store/sweeper.js';
+import { deletedApiIds } from './store/apis.js';
+import { drainWorkers, purgeApiInBackground } from './workers/pool.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
 const SWEEP_INTERVAL_MS = 1_000;
@@ -56,6 +58,7 @@ export async function runServer(config: Config): Promise<void> {
   const metrics = newMetrics();
   const server = await serveThread(config, metrics);
   const stopSweeper = startWindowSweeper(SWEEP_INTERVAL_MS, log);
+  for (const apiId of deletedApiIds()) void purgeApiInBackground(apiId);
   const workers: Worker[] = [];
   for (let i = 1; i < config.threads; i++) {
     const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { config, metrics: metrics.buffer } satisfies WorkerInit });
@@ -80,6 +83,7 @@ export async function runServer(config: Config): Promise<void> {
       })),
     ]);
     stopSweeper();
+    await drainWorkers();
     await Promise.all(workers.map((w) => w.terminate()));
     native.close();
     log.info('stopped');

@@ -13,6 +13,7 @@ import { ROUTES } from './rpc/routes.js';
 import { successBody } from './rpc/envelope.js';
 import { newRequestId } from './domain/ids.js';
 import { setDurability } from './store/durability.js';
+import { configureWorkers } from './workers/pool.js';
 
 // src/serve.ts (vitest) or dist/src/serve.js (built): package.json is one or two levels up.
 const packageJson = [new URL('../package.json', import.meta.url), new URL('../../package.json', import.meta.url)].find((u) => existsSync(u));
@@ -30,6 +31,7 @@ export function newMetrics(shared?: SharedArrayBuffer): Metrics {
 export async function serveThread(config: Config, metrics: Metrics): Promise<RunningServer> {
   const log = createLogger(config.logLevel);
   const dispatcher = new Dispatcher(config.publicUrl, log, config.vaultKey);
+  configureWorkers(config, log);
   const openapi = JSON.stringify(openApiDocument(ROUTES, config.publicUrl, VERSION));
   return startServer({
     config,

@@ -1,5 +1,5 @@
 import { newId } from '../domain/ids.js';
-import { getRecord, putRecord, scanPrefix, transact } from './db.js';
+import { decode, getRecord, putRecord, scanPrefix, transact } from './db.js';
 import type { ApiRecord } from './records.js';
 
 export function insertApi(workspaceId: string, name: string, nowMs: number): ApiRecord {
@@ -28,4 +28,12 @@ export function markApiDeleted(workspaceId: string, apiId: string, nowMs: number
 export function apiKeyIds(apiId: string, fromKeyId: string | undefined, limit: number): string[] {
   const prefix = `${apiId}/`;
   return scanPrefix('api_keys', prefix, fromKeyId === undefined ? undefined : prefix + fromKeyId, limit).map((r) => r.key.slice(prefix.length));
+}
+
+/** APIs marked deleted whose keys may not all be removed yet (e.g. after a crash). */
+export function deletedApiIds(): string[] {
+  return scanPrefix('apis', '', undefined, Number.MAX_SAFE_INTEGER)
+    .map((e) => decode<ApiRecord>(e.value))
+    .filter((a) => a.deletedAtMs !== undefined)
+    .map((a) => a.id);
 }

@@ -1,0 +1,43 @@
+// Work that could block the serving thread for more than about a millisecond runs on a
+// piscina pool (DESIGN.md §1): today, removing the keys of a deleted API.
+import { Piscina } from 'piscina';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { PurgeTask } from './purgeApi.js';
+
+let pool: Piscina | undefined;
+let settings: { config: Config; log: Logger } | undefined;
+const running = new Set<Promise<unknown>>();
+
+export function configureWorkers(config: Config, log: Logger): void {
+  settings = { config, log };
+}
+
+/** Removes a deleted API's keys in the background; resolves with the count removed. */
+export function purgeApiInBackground(apiId: string): Promise<number> {
+  if (settings === undefined) return Promise.reject(new Error('background workers are not configured'));
+  const { config, log } = settings;
+  pool ??= new Piscina({ filename: fileURLToPath(new URL('./purgeApi.js', import.meta.url)), maxThreads: 1, idleTimeout: 5_000 });
+  const task: PurgeTask = { dataDir: config.dataDir, initialMapBytes: config.initialMapBytes, apiId };
+  const job = (pool.run(task) as Promise<number>).then(
+    (n) => {
+      log.info('purged the keys of a deleted API', { apiId, keys: n });
+      return n;
+    },
+    (err: unknown) => {
+      log.error('purging a deleted API failed; it is retried at the next start', { apiId, error: (err as Error).message });
+      return 0;
+    },
+  );
+  running.add(job);
+  void job.finally(() => running.delete(job));
+  return job;
+}
+
+/** Waits for background work (used on shutdown), then stops the pool. */
+export async function drainWorkers(): Promise<void> {
+  await Promise.all(running);
+  await pool?.destroy();
+  pool = undefined;
+}

@@ -1,0 +1,42 @@
+// Piscina task: removes every key of a deleted API, in batches of short write transactions
+// so the serving thread's writes interleave. The API was already marked deleted, so its keys
+// verify as NOT_FOUND throughout; the API record itself goes last.
+import { native } from '../engine/native.js';
+import { apiKeyIds } from '../store/apis.js';
+import { delRecord, getRecord, transact } from '../store/db.js';
+import { removeKey } from '../store/keys.js';
+import type { ApiRecord, KeyRecord } from '../store/records.js';
+
+export const BATCH = 500;
+
+export interface PurgeTask {
+  dataDir: string;
+  initialMapBytes: number;
+  apiId: string;
+}
+
+/** Deletes up to BATCH keys of the API; returns how many it deleted. */
+export function purgeBatch(apiId: string): number {
+  return transact(() => {
+    const ids = apiKeyIds(apiId, undefined, BATCH);
+    for (const id of ids) {
+      const key = getRecord<KeyRecord>('keys', id);
+      if (key !== undefined) removeKey(key);
+      else native.del('api_keys', `${apiId}/${id}`);
+    }
+    if (ids.length === 0 && getRecord<ApiRecord>('apis', apiId)?.deletedAtMs !== undefined) delRecord('apis', apiId);
+    return ids.length;
+  });
+}
+
+export function purgeApi(apiId: string): number {
+  let total = 0;
+  for (let n = purgeBatch(apiId); n > 0; n = purgeBatch(apiId)) total += n;
+  return total;
+}
+
+/** The worker entry: the store is process-wide, so opening the same dir is a no-op. */
+export default function run(task: PurgeTask): number {
+  native.open(task.dataDir, false, 0, task.initialMapBytes);
+  return purgeApi(task.apiId);
+}
