@@ -25,7 +25,30 @@ import { removePermissions } from '../procedures/keys/removePermissions.js';
 import { setPermissions } from '../procedures/keys/setPermissions.js';
 import { rerollKey } from '../procedures/keys/rerollKey.js';
 import { verifyKey } from '../procedures/keys/verifyKey.js';
+import * as permissionsSchemas from '../schemas/permissions.js';
+import { createPermission } from '../procedures/permissions/createPermission.js';
+import { getPermission } from '../procedures/permissions/getPermission.js';
+import { listPermissions } from '../procedures/permissions/listPermissions.js';
+import { deletePermission } from '../procedures/permissions/deletePermission.js';
+import { createRole } from '../procedures/permissions/createRole.js';
+import { getRole } from '../procedures/permissions/getRole.js';
+import { listRoles } from '../procedures/permissions/listRoles.js';
+import { deleteRole } from '../procedures/permissions/deleteRole.js';
+import { setRolePermissions } from '../procedures/permissions/setRolePermissions.js';
+import * as identitiesSchemas from '../schemas/identities.js';
+import { createIdentity } from '../procedures/identities/createIdentity.js';
+import { getIdentity } from '../procedures/identities/getIdentity.js';
+import { listIdentities } from '../procedures/identities/listIdentities.js';
+import { updateIdentity } from '../procedures/identities/updateIdentity.js';
+import { deleteIdentity } from '../procedures/identities/deleteIdentity.js';
 
+import * as rlSchemas from '../schemas/ratelimits.js';
+import { limit } from '../procedures/ratelimits/limit.js';
+import { multiLimit } from '../procedures/ratelimits/multiLimit.js';
+import { setOverride } from '../procedures/ratelimits/setOverride.js';
+import { getOverride } from '../procedures/ratelimits/getOverride.js';
+import { listOverrides } from '../procedures/ratelimits/listOverrides.js';
+import { deleteOverride } from '../procedures/ratelimits/deleteOverride.js';
 const ON_KEY = (action: string) => `apis.<apiId of the key>.${action}`;
 const rbac = (action: string): PermissionRule => ({ resource: 'rbac', action });
 
@@ -234,6 +257,205 @@ export const ROUTES: readonly Route[] = [
     permissions: [],
     handlerPermissions: `${ON_KEY('create_key')}; ${ON_KEY('encrypt_key')} for recoverable keys`,
     handler: rerollKey,
+  },
+  // ── permissions ───────────────────────────────────────────────────────────────────
+  {
+    procedure: 'permissions.createPermission',
+    summary: 'Create a permission; its slug is unique in the workspace.',
+    kind: 'mgmt',
+    request: permissionsSchemas.createPermissionRequest,
+    response: permissionsSchemas.createPermissionResponse,
+    permissions: [rbac('create_permission')],
+    handler: createPermission,
+  },
+  {
+    procedure: 'permissions.getPermission',
+    summary: 'Get a permission by id or slug.',
+    kind: 'mgmt',
+    request: permissionsSchemas.getPermissionRequest,
+    response: permissionsSchemas.permissionResponse,
+    permissions: [rbac('read_permission')],
+    handler: getPermission,
+  },
+  {
+    procedure: 'permissions.listPermissions',
+    summary: 'List permissions in id order, optionally filtered by a case-insensitive substring of id, name, slug or description.',
+    kind: 'mgmt',
+    request: permissionsSchemas.listPermissionsRequest,
+    response: permissionsSchemas.permissionResponse,
+    list: true,
+    permissions: [rbac('read_permission')],
+    handler: listPermissions,
+  },
+  {
+    procedure: 'permissions.deletePermission',
+    summary: 'Delete a permission; it leaves every key and role at once.',
+    kind: 'mgmt',
+    request: permissionsSchemas.deletePermissionRequest,
+    response: permissionsSchemas.emptyObject,
+    permissions: [rbac('delete_permission')],
+    handler: deletePermission,
+  },
+  {
+    procedure: 'permissions.createRole',
+    summary: 'Create a role with permissions (missing ones are created); its name is unique in the workspace.',
+    kind: 'mgmt',
+    request: permissionsSchemas.createRoleRequest,
+    response: permissionsSchemas.createRoleResponse,
+    permissions: [rbac('create_role')],
+    handlerPermissions: 'rbac.*.add_permission_to_role when permissions are given; rbac.*.create_permission when one is new',
+    handler: createRole,
+  },
+  {
+    procedure: 'permissions.getRole',
+    summary: 'Get a role with its permissions, by id or name.',
+    kind: 'mgmt',
+    request: permissionsSchemas.getRoleRequest,
+    response: permissionsSchemas.roleResponse,
+    permissions: [rbac('read_role')],
+    handler: getRole,
+  },
+  {
+    procedure: 'permissions.listRoles',
+    summary: 'List roles with their permissions in id order, optionally filtered by a case-insensitive substring of id, name or description.',
+    kind: 'mgmt',
+    request: permissionsSchemas.listRolesRequest,
+    response: permissionsSchemas.roleResponse,
+    list: true,
+    permissions: [rbac('read_role')],
+    handler: listRoles,
+  },
+  {
+    procedure: 'permissions.deleteRole',
+    summary: 'Delete a role; it leaves every key at once (its permissions stay).',
+    kind: 'mgmt',
+    request: permissionsSchemas.deleteRoleRequest,
+    response: permissionsSchemas.emptyObject,
+    permissions: [rbac('delete_role')],
+    handler: deleteRole,
+  },
+  {
+    procedure: 'permissions.setRolePermissions',
+    summary: 'Replace the permissions of a role (missing ones are created; an empty list removes all). Returns the resulting permissions.',
+    kind: 'mgmt',
+    request: permissionsSchemas.setRolePermissionsRequest,
+    response: permissionsSchemas.permissionsResponse,
+    permissions: [rbac('add_permission_to_role'), rbac('remove_permission_from_role')],
+    handlerPermissions: 'rbac.*.create_permission when a permission is new',
+    handler: setRolePermissions,
+  },
+  // ── identities ────────────────────────────────────────────────────────────────────
+  {
+    procedure: 'identities.createIdentity',
+    summary: 'Create an identity (an externalId with meta and shared rate limits) that keys can be linked to.',
+    kind: 'mgmt',
+    request: identitiesSchemas.createIdentityRequest,
+    response: identitiesSchemas.createIdentityResponse,
+    permissions: [{ resource: 'identities', action: 'create_identity' }],
+    handler: createIdentity,
+  },
+  {
+    procedure: 'identities.getIdentity',
+    summary: 'Get an identity by id or externalId.',
+    kind: 'mgmt',
+    request: identitiesSchemas.getIdentityRequest,
+    response: identitiesSchemas.identityResponse,
+    permissions: [],
+    handlerPermissions: 'identities.<identityId>.read_identity',
+    handler: getIdentity,
+  },
+  {
+    procedure: 'identities.listIdentities',
+    summary: 'List identities in id order (those the root key may read), optionally filtered by a case-insensitive substring of id or externalId.',
+    kind: 'mgmt',
+    request: identitiesSchemas.listIdentitiesRequest,
+    response: identitiesSchemas.identityResponse,
+    list: true,
+    permissions: [],
+    handlerPermissions: 'identities.<identityId>.read_identity for each identity listed',
+    handler: listIdentities,
+  },
+  {
+    procedure: 'identities.updateIdentity',
+    summary: 'Change an identity: meta replaces (null clears), ratelimits replaces the set. Returns the identity.',
+    kind: 'mgmt',
+    request: identitiesSchemas.updateIdentityRequest,
+    response: identitiesSchemas.identityResponse,
+    permissions: [],
+    handlerPermissions: 'identities.<identityId>.update_identity',
+    handler: updateIdentity,
+  },
+  {
+    procedure: 'identities.deleteIdentity',
+    summary: 'Delete an identity; its keys are unlinked and keep working without it.',
+    kind: 'mgmt',
+    request: identitiesSchemas.deleteIdentityRequest,
+    response: identitiesSchemas.emptyObject,
+    permissions: [],
+    handlerPermissions: 'identities.<identityId>.delete_identity',
+    handler: deleteIdentity,
+  },
+  // ── ratelimits (also served as ratelimit.*) ──────────────────────────────────────
+  {
+    procedure: 'ratelimits.limit',
+    summary: 'Count a request against a limit for an identifier (sliding window); refusals are 200 with success:false.',
+    kind: 'hot',
+    request: rlSchemas.limitRequest,
+    response: rlSchemas.limitResponse,
+    permissions: [],
+    handlerPermissions: 'ratelimits.<namespaceId>.limit; ratelimits.*.create_namespace when the namespace is new',
+    handler: limit,
+  },
+  {
+    procedure: 'ratelimits.multiLimit',
+    summary: 'Several limits at once, all or nothing: if any is refused, none consumes anything.',
+    kind: 'hot',
+    request: rlSchemas.multiLimitRequest,
+    response: rlSchemas.multiLimitResponse,
+    permissions: [],
+    handlerPermissions: 'ratelimits.<namespaceId>.limit for every namespace; ratelimits.*.create_namespace for new ones',
+    handler: multiLimit,
+  },
+  {
+    procedure: 'ratelimits.setOverride',
+    summary: 'Create or replace the limit and duration for an identifier or * pattern of a namespace.',
+    kind: 'mgmt',
+    request: rlSchemas.setOverrideRequest,
+    response: rlSchemas.setOverrideResponse,
+    permissions: [],
+    handlerPermissions: 'ratelimits.<namespaceId>.set_override',
+    handler: setOverride,
+  },
+  {
+    procedure: 'ratelimits.getOverride',
+    summary: 'The override that applies to an identifier (exact, else the longest matching pattern).',
+    kind: 'mgmt',
+    request: rlSchemas.overrideRequest,
+    response: rlSchemas.overrideResponse,
+    permissions: [],
+    handlerPermissions: 'ratelimits.<namespaceId>.read_override',
+    handler: getOverride,
+  },
+  {
+    procedure: 'ratelimits.listOverrides',
+    summary: 'The overrides of a namespace in id order (default page 10, max 100).',
+    kind: 'mgmt',
+    request: rlSchemas.listOverridesRequest,
+    response: rlSchemas.overrideResponse,
+    list: true,
+    permissions: [],
+    handlerPermissions: 'ratelimits.<namespaceId>.read_override',
+    handler: listOverrides,
+  },
+  {
+    procedure: 'ratelimits.deleteOverride',
+    summary: 'Delete the override stored under exactly this identifier or pattern.',
+    kind: 'mgmt',
+    request: rlSchemas.overrideRequest,
+    response: rlSchemas.emptyObject,
+    permissions: [],
+    handlerPermissions: 'ratelimits.<namespaceId>.delete_override',
+    handler: deleteOverride,
   },
 ];
 

@@ -1,0 +1,21 @@
+import { describe, it } from 'vitest';
+import { liveServer } from '../../helpers/live.js';
+import { call, expectError } from '../../helpers/server.js';
+
+const srv = liveServer();
+
+describe('identities.getIdentity 400', () => {
+  it.each([
+    ['missing identity', {}],
+    ['empty identity', { identity: '' }],
+    ['256 characters', { identity: 'i'.repeat(256) }],
+    ['a number', { identity: 1 }],
+    ['an unknown field', { identity: 'x', externalId: 'x' }],
+  ])('%s → invalid_input', async (_why, body) => {
+    expectError(await call(srv(), 'identities.getIdentity', body), 400, 'invalid_input');
+  });
+
+  it('255 characters is within bounds (→ 404)', async () => {
+    expectError(await call(srv(), 'identities.getIdentity', { identity: 'i'.repeat(255) }), 404, 'identity_not_found');
+  });
+});

@@ -1,0 +1,21 @@
+import { describe, it } from 'vitest';
+import { liveServer } from '../../helpers/live.js';
+import { call, expectError } from '../../helpers/server.js';
+
+const srv = liveServer();
+
+describe('permissions.deletePermission 400', () => {
+  it.each([
+    ['missing permission', {}],
+    ['empty permission', { permission: '' }],
+    ['101 characters', { permission: 'p'.repeat(101) }],
+    ['a space inside', { permission: 'a b' }],
+    ['an unknown field', { permission: 'p', cascade: true }],
+  ])('%s → invalid_input', async (_why, body) => {
+    expectError(await call(srv(), 'permissions.deletePermission', body), 400, 'invalid_input');
+  });
+
+  it('100 characters is within bounds (→ 404)', async () => {
+    expectError(await call(srv(), 'permissions.deletePermission', { permission: 'p'.repeat(100) }), 404, 'permission_not_found');
+  });
+});

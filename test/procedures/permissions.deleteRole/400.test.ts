@@ -1,0 +1,21 @@
+import { describe, it } from 'vitest';
+import { liveServer } from '../../helpers/live.js';
+import { call, expectError } from '../../helpers/server.js';
+
+const srv = liveServer();
+
+describe('permissions.deleteRole 400', () => {
+  it.each([
+    ['missing role', {}],
+    ['empty role', { role: '' }],
+    ['101 characters', { role: 'r'.repeat(101) }],
+    ['an array', { role: ['r'] }],
+    ['an unknown field', { role: 'r', force: true }],
+  ])('%s → invalid_input', async (_why, body) => {
+    expectError(await call(srv(), 'permissions.deleteRole', body), 400, 'invalid_input');
+  });
+
+  it('100 characters is within bounds (→ 404)', async () => {
+    expectError(await call(srv(), 'permissions.deleteRole', { role: 'r'.repeat(100) }), 404, 'role_not_found');
+  });
+});

@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import { liveServer } from '../../helpers/live.js';
+import { call, expectError, expectOk, rootKeyWith } from '../../helpers/server.js';
+
+const srv = liveServer();
+
+describe('permissions.getRole 403', () => {
+  it('without rbac.*.read_role → 403 naming it', async () => {
+    expectOk(await call(srv(), 'permissions.createRole', { name: 'hidden' }));
+    const { key } = await rootKeyWith(srv(), ['rbac.*.read_permission', 'rbac.*.create_role']);
+    const error = expectError(await call(srv(), 'permissions.getRole', { role: 'hidden' }, { rootKey: key }), 403, 'insufficient_permissions');
+    expect(error.detail).toContain('rbac.*.read_role');
+  });
+});

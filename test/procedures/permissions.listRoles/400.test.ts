@@ -1,0 +1,22 @@
+import { describe, it } from 'vitest';
+import { liveServer } from '../../helpers/live.js';
+import { call, expectError, expectOk } from '../../helpers/server.js';
+
+const srv = liveServer();
+
+describe('permissions.listRoles 400', () => {
+  it.each([
+    ['limit 0', { limit: 0 }],
+    ['limit 101', { limit: 101 }],
+    ['cursor of 1025 characters', { cursor: 'c'.repeat(1025) }],
+    ['search of 257 characters', { search: 's'.repeat(257) }],
+    ['an unknown field', { name: 'x' }],
+  ])('%s → invalid_input', async (_why, body) => {
+    expectError(await call(srv(), 'permissions.listRoles', body), 400, 'invalid_input');
+  });
+
+  it('the bounds at their edges are accepted; a foreign cursor is invalid_cursor', async () => {
+    for (const body of [{ limit: 1 }, { limit: 100 }, { search: 's'.repeat(256) }]) expectOk(await call(srv(), 'permissions.listRoles', body));
+    expectError(await call(srv(), 'permissions.listRoles', { cursor: 'abc' }), 400, 'invalid_cursor');
+  });
+});
