@@ -4,7 +4,7 @@ import { Piscina } from 'piscina';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { PurgeTask } from './purgeApi.js';
+import { purgeBatch, type PurgeTask } from './purgeApi.js';
 
 let pool: Piscina | undefined;
 let settings: { config: Config; log: Logger } | undefined;
@@ -16,7 +16,7 @@ export function configureWorkers(config: Config, log: Logger): void {
 
 /** Removes a deleted API's keys in the background; resolves with the count removed. */
 export function purgeApiInBackground(apiId: string): Promise<number> {
-  if (settings === undefined) return Promise.reject(new Error('background workers are not configured'));
+  if (settings === undefined) return purgeOnThisThread(apiId);
   const { config, log } = settings;
   pool ??= new Piscina({ filename: fileURLToPath(new URL('./purgeApi.js', import.meta.url)), maxThreads: 1, idleTimeout: 5_000 });
   const task: PurgeTask = { dataDir: config.dataDir, initialMapBytes: config.initialMapBytes, apiId };
@@ -33,6 +33,20 @@ export function purgeApiInBackground(apiId: string): Promise<number> {
   running.add(job);
   void job.finally(() => running.delete(job));
   return job;
+}
+
+/** Without a pool (the store used in-process, e.g. by tests): one batch per loop turn. */
+function purgeOnThisThread(apiId: string): Promise<number> {
+  return new Promise((resolve) => {
+    let total = 0;
+    const step = (): void => {
+      const n = purgeBatch(apiId);
+      total += n;
+      if (n > 0) setImmediate(step);
+      else resolve(total);
+    };
+    setImmediate(step);
+  });
 }
 
 /** Waits for background work (used on shutdown), then stops the pool. */

@@ -1,0 +1,774 @@
+// keys.verifyKey's engine (native/src/verify.rs) called in-process with frozen and advanced
+// time, over keys created by the real management handlers. Contract: DESIGN.md §2
+// ("Verification codes and order", "Credits", "Refill", "Key rate limits", "Rate-limit
+// algorithm", "Permission query"), reference/unkey-v2.md §3.2 (fields per outcome) and the
+// spec's "States and transitions" table.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Principal } from '../../src/auth/permissions.js';
+import { createApi } from '../../src/procedures/apis/createApi.js';
+import type { Ctx } from '../../src/procedures/context.js';
+import { updateIdentity } from '../../src/procedures/identities/updateIdentity.js';
+import { createKey, type CreateKeyInput } from '../../src/procedures/keys/createKey.js';
+import { deleteKey } from '../../src/procedures/keys/deleteKey.js';
+import { getKey } from '../../src/procedures/keys/getKey.js';
+import { updateCredits } from '../../src/procedures/keys/updateCredits.js';
+import { updateKey } from '../../src/procedures/keys/updateKey.js';
+import { createRole } from '../../src/procedures/permissions/createRole.js';
+import { deletePermission } from '../../src/procedures/permissions/deletePermission.js';
+import { deleteRole } from '../../src/procedures/permissions/deleteRole.js';
+import { markApiDeleted } from '../../src/store/apis.js';
+
+interface Native {
+  open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void;
+  close(): void;
+  verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number): string;
+  creditsGet(keyId: string, nowMs: number): [number, number, number, number] | undefined;
+}
+
+const native = createRequire(import.meta.url)('../../native/keyward.node') as Native;
+
+const WS = 'ws_verify_test';
+const OTHER_WS = 'ws_verify_other';
+/** 2026-01-15 12:00:00.000 UTC: aligned to every window duration used below (≤ 1 h). */
+const T0 = Date.UTC(2026, 0, 15, 12);
+const MIN = 60_000;
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'keyward-verify-'));
+  native.open(dir, false, 100, 16 * 1024 * 1024);
+});
+afterAll(() => {
+  native.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function ctx(nowMs = T0, ws = WS): Ctx {
+  return { principal: new Principal(ws, 'rk_test', ['*']), nowMs, requestId: 'req_test', vaultKey: undefined };
+}
+
+function newApi(ws = WS): string {
+  return createApi({ name: 'verify-test' }, ctx(T0, ws)).apiId;
+}
+
+type KeyOpts = Partial<CreateKeyInput> & { now?: number; ws?: string };
+
+function newKey(opts: KeyOpts = {}): { keyId: string; key: string; apiId: string } {
+  const { now = T0, ws = WS, ...rest } = opts;
+  const apiId = rest.apiId ?? newApi(ws);
+  const created = createKey({ byteLength: 16, enabled: true, recoverable: false, ...rest, apiId }, ctx(now, ws));
+  return { ...created, apiId };
+}
+
+interface VerifyOpts {
+  cost?: number;
+  query?: string;
+  named?: [string, number][];
+  now?: number;
+  ws?: string;
+  apis?: string;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Data = Record<string, any>;
+
+function verifyRaw(key: string, o: VerifyOpts = {}): { wrote: boolean; data: Data } {
+  const named = (o.named ?? []).map(([n, c]) => `${n}\u001f${c}`).join('\u001e');
+  const out = native.verifyKey(o.ws ?? WS, o.apis ?? '*', key, o.cost ?? -1, o.query ?? null, named, o.now ?? T0);
+  expect(out[0] === '0' || out[0] === '1', `state flag of ${out}`).toBe(true);
+  return { wrote: out[0] === '1', data: JSON.parse(out.slice(1)) as Data };
+}
+
+function verify(key: string, o: VerifyOpts = {}): Data {
+  return verifyRaw(key, o).data;
+}
+
+function code(key: string, o: VerifyOpts = {}): string {
+  return verify(key, o).code as string;
+}
+
+function balance(keyId: string, now = T0): number | undefined {
+  return native.creditsGet(keyId, now)?.[0];
+}
+
+function thrownCode(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (err) {
+    return (err as { code?: unknown }).code;
+  }
+  throw new Error('expected a throw');
+}
+
+const limit = (name: string, lim: number, duration: number, autoApply: boolean) => ({ name, limit: lim, duration, autoApply });
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const rl = (data: Data, name: string): any => (data.ratelimits as { name: string }[] | undefined)?.find((r) => r.name === name);
+
+describe('every code', () => {
+  it('VALID for an enabled key', () => {
+    const { key, keyId } = newKey();
+    const r = verifyRaw(key);
+    expect(r.data).toEqual({ valid: true, code: 'VALID', keyId, enabled: true });
+    expect(r.wrote).toBe(false);
+  });
+
+  it('NOT_FOUND for an unknown key, with only valid and code', () => {
+    expect(verify('nope_abcdefghijklmnopqrstu')).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(verify('x')).toEqual({ valid: false, code: 'NOT_FOUND' });
+  });
+
+  it('NOT_FOUND for a deleted key, at once', () => {
+    const { key, keyId } = newKey();
+    expect(code(key)).toBe('VALID');
+    deleteKey({ keyId, permanent: false }, ctx());
+    expect(verify(key)).toEqual({ valid: false, code: 'NOT_FOUND' });
+  });
+
+  it('NOT_FOUND for a key of a deleted API, at once (before its keys are purged)', () => {
+    const { key, apiId } = newKey();
+    expect(code(key)).toBe('VALID');
+    // What apis.deleteApi commits synchronously; the key records stay until the background purge.
+    expect(markApiDeleted(WS, apiId, T0)).toBe(true);
+    expect(verify(key)).toEqual({ valid: false, code: 'NOT_FOUND' });
+  });
+
+  it('NOT_FOUND for a key of another workspace (both directions)', () => {
+    const mine = newKey();
+    const theirs = newKey({ ws: OTHER_WS });
+    expect(verify(mine.key, { ws: OTHER_WS })).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(verify(theirs.key, { ws: WS })).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(code(theirs.key, { ws: OTHER_WS })).toBe('VALID');
+  });
+
+  it('NOT_FOUND for a key of an API outside allowedApis', () => {
+    const { key, apiId } = newKey({ credits: { remaining: 5 } });
+    const other = newApi();
+    expect(verify(key, { apis: other })).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(verify(key, { apis: `${other}x\n${apiId}x` })).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(verify(key, { apis: `${other}\n${apiId}` })).toMatchObject({ valid: true, code: 'VALID', credits: 4 });
+    expect(verify(key, { apis: apiId })).toMatchObject({ code: 'VALID', credits: 3 });
+  });
+
+  it('DISABLED for a key created with enabled=false', () => {
+    const { key, keyId } = newKey({ enabled: false });
+    expect(verify(key)).toEqual({ valid: false, code: 'DISABLED', keyId, enabled: false });
+  });
+
+  it('EXPIRED strictly after expires: at expires VALID, at expires+1 EXPIRED', () => {
+    const expires = T0 + 10_000;
+    const { key } = newKey({ expires });
+    expect(verify(key, { now: expires - 1 })).toMatchObject({ valid: true, code: 'VALID', expires });
+    expect(verify(key, { now: expires })).toMatchObject({ valid: true, code: 'VALID', expires });
+    expect(verify(key, { now: expires + 1 })).toMatchObject({ valid: false, code: 'EXPIRED', expires });
+    expect(verify(key, { now: expires + 86_400_000 })).toMatchObject({ code: 'EXPIRED' });
+  });
+
+  it('INSUFFICIENT_PERMISSIONS when the query is not satisfied', () => {
+    const { key } = newKey({ permissions: ['a.read'] });
+    expect(verify(key, { query: 'a.write' })).toMatchObject({ valid: false, code: 'INSUFFICIENT_PERMISSIONS', permissions: ['a.read'] });
+    expect(code(key, { query: 'a.read' })).toBe('VALID');
+  });
+
+  it('RATE_LIMITED once an auto-applied limit is used up', () => {
+    const { key } = newKey({ ratelimits: [limit('base', 2, MIN, true)] });
+    expect(code(key)).toBe('VALID');
+    expect(code(key)).toBe('VALID');
+    expect(verify(key)).toMatchObject({ valid: false, code: 'RATE_LIMITED' });
+  });
+
+  it('USAGE_EXCEEDED once the credits are spent', () => {
+    const { key } = newKey({ credits: { remaining: 1 } });
+    expect(verify(key)).toMatchObject({ valid: true, code: 'VALID', credits: 0 });
+    expect(verify(key)).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: 0 });
+  });
+});
+
+describe('precedence: the first failing check wins', () => {
+  it('disabled AND expired AND out of credits → DISABLED', () => {
+    const { key } = newKey({ enabled: false, expires: T0 - 1, credits: { remaining: 0 }, permissions: ['p'] });
+    expect(code(key, { query: 'missing' })).toBe('DISABLED');
+  });
+
+  it('expired + no credits (+ missing permission) → EXPIRED', () => {
+    const { key } = newKey({ expires: T0 - 1, credits: { remaining: 0 } });
+    expect(code(key)).toBe('EXPIRED');
+    expect(code(key, { query: 'missing' })).toBe('EXPIRED');
+  });
+
+  it('missing permission + rate-limited + no credits → INSUFFICIENT_PERMISSIONS', () => {
+    const { key } = newKey({ credits: { remaining: 1 }, ratelimits: [limit('one', 1, MIN, true)] });
+    expect(code(key)).toBe('VALID');
+    expect(code(key, { query: 'missing' })).toBe('INSUFFICIENT_PERMISSIONS');
+  });
+
+  it('rate-limited + no credits → RATE_LIMITED', () => {
+    const { key } = newKey({ credits: { remaining: 1 }, ratelimits: [limit('one', 1, MIN, true)] });
+    expect(verify(key)).toMatchObject({ code: 'VALID', credits: 0 });
+    expect(code(key)).toBe('RATE_LIMITED');
+  });
+
+  it('a bad query on a disabled or expired key is never parsed (the earlier code wins)', () => {
+    expect(code(newKey({ enabled: false }).key, { query: 'a AND' })).toBe('DISABLED');
+    expect(code(newKey({ expires: T0 - 1 }).key, { query: '((' })).toBe('EXPIRED');
+  });
+});
+
+describe('a refused verification consumes nothing', () => {
+  it('RATE_LIMITED spends no credits and no capacity of the other limits', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 10 }, ratelimits: [limit('tight', 1, 1_000, true), limit('wide', 10, MIN, true)] });
+    const first = verify(key);
+    expect(first).toMatchObject({ code: 'VALID', credits: 9 });
+    expect(rl(first, 'wide').remaining).toBe(9);
+    const refused = verifyRaw(key, { now: T0 + 500 });
+    expect(refused.data.code).toBe('RATE_LIMITED');
+    expect(refused.wrote).toBe(false);
+    expect(refused.data.credits).toBe(9);
+    expect(rl(refused.data, 'tight').exceeded).toBe(true);
+    expect(rl(refused.data, 'wide')).toMatchObject({ exceeded: false, remaining: 9 });
+    expect(balance(keyId, T0 + 500)).toBe(9);
+    // Two buckets later `tight` is free again; `wide` has lost only the one admitted call.
+    const later = verify(key, { now: T0 + 2_000 });
+    expect(later).toMatchObject({ code: 'VALID', credits: 8 });
+    expect(rl(later, 'wide').remaining).toBe(8);
+  });
+
+  it('USAGE_EXCEEDED spends no rate-limit capacity', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 1 }, ratelimits: [limit('base', 3, MIN, true)] });
+    expect(rl(verify(key), 'base').remaining).toBe(2);
+    const refused = verifyRaw(key);
+    expect(refused.data).toMatchObject({ code: 'USAGE_EXCEEDED', credits: 0 });
+    expect(refused.wrote).toBe(false);
+    expect(rl(refused.data, 'base')).toMatchObject({ exceeded: false, remaining: 2 });
+    updateCredits({ keyId, operation: 'set', value: 5 }, ctx());
+    expect(rl(verify(key), 'base').remaining).toBe(1);
+    expect(rl(verify(key), 'base').remaining).toBe(0);
+    expect(code(key)).toBe('RATE_LIMITED');
+    expect(balance(keyId)).toBe(3);
+  });
+
+  it('DISABLED, EXPIRED and INSUFFICIENT_PERMISSIONS spend neither', () => {
+    const lim = [limit('base', 1, MIN, true)];
+    for (const [opts, query] of [[{ enabled: false }, undefined], [{ expires: T0 - 1 }, undefined], [{}, 'missing']] as const) {
+      const { key, keyId } = newKey({ ...opts, credits: { remaining: 3 }, ratelimits: lim });
+      const refused = verifyRaw(key, query === undefined ? {} : { query });
+      expect(refused.wrote).toBe(false);
+      expect(refused.data.credits).toBe(3);
+      expect(balance(keyId)).toBe(3);
+      if ('enabled' in opts) updateKey({ keyId, enabled: true }, ctx());
+      if ('expires' in opts) updateKey({ keyId, expires: null }, ctx());
+      // The limit of 1 still has its one call.
+      expect(verify(key)).toMatchObject({ code: 'VALID', credits: 2 });
+    }
+  });
+});
+
+describe('credits', () => {
+  it('default cost 1; `credits` is the balance after', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 5 } });
+    const r = verifyRaw(key);
+    expect(r.data).toMatchObject({ valid: true, code: 'VALID', credits: 4 });
+    expect(r.wrote).toBe(true);
+    expect(verify(key, { cost: 3 }).credits).toBe(1);
+    expect(balance(keyId)).toBe(1);
+  });
+
+  it('cost 0 consumes nothing', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 5 } });
+    const r = verifyRaw(key, { cost: 0 });
+    expect(r.data).toMatchObject({ code: 'VALID', credits: 5 });
+    expect(r.wrote).toBe(false);
+    expect(balance(keyId)).toBe(5);
+  });
+
+  it('cost > remaining → USAGE_EXCEEDED with the balance unchanged; cost = remaining → VALID 0', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 3 } });
+    expect(verify(key, { cost: 4 })).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: 3 });
+    expect(balance(keyId)).toBe(3);
+    expect(verify(key, { cost: 3 })).toMatchObject({ valid: true, code: 'VALID', credits: 0 });
+    expect(balance(keyId)).toBe(0);
+  });
+
+  it('remaining 0 → USAGE_EXCEEDED even with cost 0', () => {
+    const { key } = newKey({ credits: { remaining: 0 } });
+    expect(verify(key, { cost: 0 })).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: 0 });
+    expect(verify(key)).toMatchObject({ code: 'USAGE_EXCEEDED', credits: 0 });
+  });
+
+  it('a key without credits is unlimited and reports no `credits`', () => {
+    const { key } = newKey();
+    for (let i = 0; i < 5; i++) expect(verify(key, { cost: 1_000_000 })).not.toHaveProperty('credits');
+  });
+});
+
+describe('refill (lazy, UTC boundaries, sets the balance)', () => {
+  it('daily at 00:00 UTC, set to the amount (not added), once per day', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 10, refill: { interval: 'daily', amount: 10 } } });
+    for (let i = 0; i < 3; i++) verify(key);
+    const lastMs = Date.UTC(2026, 0, 15, 23, 59, 59, 999);
+    const midnight = Date.UTC(2026, 0, 16);
+    expect(verify(key, { cost: 0, now: lastMs }).credits).toBe(7);
+    expect(verify(key, { cost: 0, now: midnight }).credits).toBe(10);
+    expect(getKey({ keyId, decrypt: false }, ctx(midnight)).credits?.remaining).toBe(10);
+    expect(verify(key, { now: midnight + 3_600_000 }).credits).toBe(9);
+    // Later the same day: no second refill.
+    expect(verify(key, { cost: 0, now: midnight + 5 * 3_600_000 }).credits).toBe(9);
+    // The next day: set to 10 again.
+    expect(verify(key, { now: Date.UTC(2026, 0, 17, 8) }).credits).toBe(9);
+  });
+
+  it('a spent key becomes VALID again after the boundary', () => {
+    const { key } = newKey({ credits: { remaining: 1, refill: { interval: 'daily', amount: 2 } } });
+    expect(verify(key).credits).toBe(0);
+    expect(code(key, { now: Date.UTC(2026, 0, 15, 23, 59, 59, 999) })).toBe('USAGE_EXCEEDED');
+    expect(verify(key, { now: Date.UTC(2026, 0, 16) })).toMatchObject({ code: 'VALID', credits: 1 });
+  });
+
+  it('applies lazily: before any read the stored balance is the old one, the first read after the boundary refills', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 4, refill: { interval: 'daily', amount: 6 } } });
+    verify(key);
+    const next = Date.UTC(2026, 0, 16, 6);
+    expect(balance(keyId, T0)).toBe(3);
+    expect(balance(keyId, next)).toBe(6);
+    expect(verify(key, { now: next }).credits).toBe(5);
+  });
+
+  it('updateCredits after a boundary works on the refilled balance, and a `set` is not overwritten by that refill', () => {
+    const refill = { interval: 'daily' as const, amount: 10 };
+    const day2 = Date.UTC(2026, 0, 16, 9);
+    const inc = newKey({ credits: { remaining: 3, refill } });
+    expect(updateCredits({ keyId: inc.keyId, operation: 'increment', value: 5 }, ctx(day2))).toMatchObject({ remaining: 15 });
+    expect(verify(inc.key, { now: day2 + 1 }).credits).toBe(14);
+    const set = newKey({ credits: { remaining: 3, refill } });
+    expect(updateCredits({ keyId: set.keyId, operation: 'set', value: 2 }, ctx(day2))).toMatchObject({ remaining: 2 });
+    expect(verify(set.key, { now: day2 + 1 }).credits).toBe(1);
+    expect(code(set.key, { now: day2 + 2 })).toBe('VALID');
+    expect(code(set.key, { now: day2 + 3 })).toBe('USAGE_EXCEEDED');
+    // …until the next boundary.
+    expect(verify(set.key, { now: Date.UTC(2026, 0, 17) }).credits).toBe(9);
+  });
+
+  it('monthly on refillDay', () => {
+    const { key } = newKey({ credits: { remaining: 5, refill: { interval: 'monthly', amount: 100, refillDay: 15 } } });
+    expect(verify(key).credits).toBe(4);
+    expect(verify(key, { cost: 0, now: Date.UTC(2026, 0, 31) }).credits).toBe(4);
+    expect(verify(key, { cost: 0, now: Date.UTC(2026, 1, 14, 23, 59, 59, 999) }).credits).toBe(4);
+    expect(verify(key, { now: Date.UTC(2026, 1, 15) }).credits).toBe(99);
+    expect(verify(key, { now: Date.UTC(2026, 1, 28) }).credits).toBe(98);
+    expect(verify(key, { now: Date.UTC(2026, 2, 15, 0, 0, 0, 1) }).credits).toBe(99);
+  });
+
+  it('refillDay 31: Jan 31 → Feb 28 → Mar 31', () => {
+    const created = Date.UTC(2026, 0, 31, 12);
+    const { key } = newKey({ now: created, credits: { remaining: 1, refill: { interval: 'monthly', amount: 50, refillDay: 31 } } });
+    expect(verify(key, { now: created }).credits).toBe(0);
+    expect(code(key, { now: Date.UTC(2026, 1, 27, 23, 59, 59, 999) })).toBe('USAGE_EXCEEDED');
+    expect(verify(key, { now: Date.UTC(2026, 1, 28) })).toMatchObject({ code: 'VALID', credits: 49 });
+    expect(verify(key, { cost: 49, now: Date.UTC(2026, 2, 1) }).credits).toBe(0);
+    expect(code(key, { now: Date.UTC(2026, 2, 30, 23, 59, 59, 999) })).toBe('USAGE_EXCEEDED');
+    expect(verify(key, { now: Date.UTC(2026, 2, 31) })).toMatchObject({ code: 'VALID', credits: 49 });
+  });
+
+  it('refillDay 31 in a leap year: Feb 29 2028, not Feb 28', () => {
+    const created = Date.UTC(2028, 0, 31, 12);
+    const { key } = newKey({ now: created, credits: { remaining: 1, refill: { interval: 'monthly', amount: 50, refillDay: 31 } } });
+    expect(verify(key, { now: created }).credits).toBe(0);
+    expect(code(key, { now: Date.UTC(2028, 1, 28, 23, 59, 59, 999) })).toBe('USAGE_EXCEEDED');
+    expect(verify(key, { now: Date.UTC(2028, 1, 29) })).toMatchObject({ code: 'VALID', credits: 49 });
+  });
+});
+
+describe('key rate limits', () => {
+  it('autoApply limits run with cost 1 and report limit, duration, remaining, reset', () => {
+    const { key } = newKey({ ratelimits: [limit('base', 3, MIN, true)] });
+    const seen = [verify(key), verify(key), verify(key)].map((d) => rl(d, 'base').remaining);
+    expect(seen).toEqual([2, 1, 0]);
+    const refused = verify(key, { now: T0 + 30_000 });
+    expect(refused.code).toBe('RATE_LIMITED');
+    expect(refused.ratelimits).toHaveLength(1);
+    expect(rl(refused, 'base')).toMatchObject({ name: 'base', limit: 3, duration: MIN, remaining: 0, reset: T0 + MIN, exceeded: true, autoApply: true });
+    expect(typeof rl(refused, 'base').id).toBe('string');
+  });
+
+  it('a named limit runs with the given cost, replacing the automatic cost', () => {
+    const { key } = newKey({ ratelimits: [limit('base', 10, MIN, true)] });
+    const d = verify(key, { named: [['base', 4]] });
+    expect(d.ratelimits).toHaveLength(1);
+    expect(rl(d, 'base').remaining).toBe(6);
+    expect(rl(verify(key), 'base').remaining).toBe(5);
+    expect(rl(verify(key, { named: [['base', 5]] }), 'base').remaining).toBe(0);
+    // Full: cost 0 still fits (effective = limit), cost 1 does not.
+    expect(verify(key, { named: [['base', 0]] }).code).toBe('VALID');
+    expect(code(key)).toBe('RATE_LIMITED');
+    expect(code(key, { named: [['base', 1]] })).toBe('RATE_LIMITED');
+  });
+
+  it('a named cost above the limit is refused; cost 0 on a non-full window peeks', () => {
+    const { key } = newKey({ ratelimits: [limit('base', 5, MIN, true)] });
+    expect(code(key, { named: [['base', 6]] })).toBe('RATE_LIMITED');
+    const peek = verifyRaw(key, { named: [['base', 0]] });
+    expect(peek.data.code).toBe('VALID');
+    expect(rl(peek.data, 'base').remaining).toBe(5);
+    expect(rl(verify(key), 'base').remaining).toBe(4);
+  });
+
+  it('non-autoApply limits apply only when named', () => {
+    const { key } = newKey({ ratelimits: [limit('manual', 2, MIN, false)] });
+    for (let i = 0; i < 5; i++) {
+      const d = verify(key);
+      expect(d.code).toBe('VALID');
+      expect(d.ratelimits).toBeUndefined();
+    }
+    expect(rl(verify(key, { named: [['manual', 1]] }), 'manual')).toMatchObject({ remaining: 1, autoApply: false });
+    expect(code(key, { named: [['manual', 1]] })).toBe('VALID');
+    expect(code(key, { named: [['manual', 1]] })).toBe('RATE_LIMITED');
+    expect(code(key)).toBe('VALID');
+  });
+
+  it('identity limits are shared by the keys of one identity', () => {
+    const apiId = newApi();
+    const a = newKey({ apiId, externalId: 'shared_user' });
+    const b = newKey({ apiId, externalId: 'shared_user' });
+    updateIdentity({ identity: 'shared_user', ratelimits: [limit('per_user', 3, MIN, true)] }, ctx());
+    expect(code(a.key)).toBe('VALID');
+    expect(code(a.key)).toBe('VALID');
+    const third = verify(b.key);
+    expect(third.code).toBe('VALID');
+    expect(rl(third, 'per_user').remaining).toBe(0);
+    expect(third.identity).toMatchObject({ externalId: 'shared_user' });
+    expect(third.identity.ratelimits).toEqual([expect.objectContaining({ name: 'per_user', limit: 3, duration: MIN, autoApply: true })]);
+    expect(code(b.key)).toBe('RATE_LIMITED');
+    expect(code(a.key)).toBe('RATE_LIMITED');
+    // Named on a key that has no such limit itself: the identity's counts (no 412).
+    expect(code(a.key, { named: [['per_user', 1]] })).toBe('RATE_LIMITED');
+  });
+
+  it("a key limit shadows the identity's limit of the same name", () => {
+    const apiId = newApi();
+    const plain = newKey({ apiId, externalId: 'shadow_user' });
+    const own = newKey({ apiId, externalId: 'shadow_user', ratelimits: [limit('calls', 5, MIN, true)] });
+    updateIdentity({ identity: 'shadow_user', ratelimits: [limit('calls', 1, MIN, true)] }, ctx());
+    expect(code(plain.key)).toBe('VALID');
+    expect(code(plain.key)).toBe('RATE_LIMITED');
+    for (let i = 0; i < 5; i++) {
+      const d = verify(own.key);
+      expect(d.code, `call ${i}`).toBe('VALID');
+      expect(d.ratelimits).toHaveLength(1);
+      expect(rl(d, 'calls')).toMatchObject({ limit: 5, remaining: 4 - i });
+    }
+    expect(code(own.key)).toBe('RATE_LIMITED');
+  });
+
+  it('the window resets after the duration (the previous bucket still weighs at its start)', () => {
+    const { key } = newKey({ ratelimits: [limit('sec', 2, 1_000, true)] });
+    expect(rl(verify(key), 'sec').reset).toBe(T0 + 1_000);
+    verify(key, { now: T0 + 10 });
+    expect(code(key, { now: T0 + 999 })).toBe('RATE_LIMITED');
+    expect(code(key, { now: T0 + 1_000 })).toBe('RATE_LIMITED');
+    const fresh = verify(key, { now: T0 + 2_000 });
+    expect(fresh.code).toBe('VALID');
+    expect(rl(fresh, 'sec')).toMatchObject({ remaining: 1, reset: T0 + 3_000 });
+  });
+
+  it('previous-bucket weighting: floor(previous · (1 − elapsed/duration))', () => {
+    const { key } = newKey({ ratelimits: [limit('w', 10, 1_000, false)] });
+    expect(code(key, { named: [['w', 10]] })).toBe('VALID');
+    // A quarter into the next bucket 7 of the 10 still count: 3 fit, 4 do not.
+    expect(code(key, { named: [['w', 4]], now: T0 + 1_250 })).toBe('RATE_LIMITED');
+    const d = verify(key, { named: [['w', 3]], now: T0 + 1_250 });
+    expect(d.code).toBe('VALID');
+    expect(rl(d, 'w').remaining).toBe(0);
+    expect(code(key, { named: [['w', 1]], now: T0 + 1_250 })).toBe('RATE_LIMITED');
+    // Later in the same bucket: current 3 + floor(10 · 0.1) = 4 → 6 fit.
+    expect(rl(verify(key, { named: [['w', 6]], now: T0 + 1_900 }), 'w').remaining).toBe(0);
+  });
+
+  it('an unknown named limit throws VERIFY_UNKNOWN_LIMIT (and consumes nothing)', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 2 }, ratelimits: [limit('base', 1, MIN, true)] });
+    expect(thrownCode(() => verify(key, { named: [['nope', 1]] }))).toBe('VERIFY_UNKNOWN_LIMIT');
+    expect(thrownCode(() => verify(key, { named: [['base', 1], ['nope', 1]] }))).toBe('VERIFY_UNKNOWN_LIMIT');
+    expect(balance(keyId)).toBe(2);
+    expect(verify(key)).toMatchObject({ code: 'VALID', credits: 1 });
+  });
+});
+
+describe('permission queries', () => {
+  const held = ['documents.read', 'billing.view'];
+
+  it.each([
+    ['documents.read', 'VALID'],
+    ['documents.read AND billing.view', 'VALID'],
+    ['documents.read AND documents.write', 'INSUFFICIENT_PERMISSIONS'],
+    ['documents.write OR billing.view', 'VALID'],
+    ['documents.write OR admin', 'INSUFFICIENT_PERMISSIONS'],
+    // AND binds tighter than OR.
+    ['documents.read OR documents.write AND admin', 'VALID'],
+    ['(documents.read OR documents.write) AND admin', 'INSUFFICIENT_PERMISSIONS'],
+    ['documents.write AND billing.view OR documents.read', 'VALID'],
+    ['documents.write AND (billing.view OR documents.read)', 'INSUFFICIENT_PERMISSIONS'],
+    ['((documents.read)) AND (billing.view OR (x AND y))', 'VALID'],
+    // Operators are case-insensitive.
+    ['documents.read aNd billing.view', 'VALID'],
+    ['admin or billing.view', 'VALID'],
+    ['documents.read and admin', 'INSUFFICIENT_PERMISSIONS'],
+  ])('%s → %s', (query, expected) => {
+    const { key } = newKey({ permissions: held });
+    expect(code(key, { query })).toBe(expected);
+  });
+
+  it('a held `documents.*` covers `documents.read`, not other prefixes', () => {
+    const { key } = newKey({ permissions: ['documents.*'] });
+    expect(code(key, { query: 'documents.read' })).toBe('VALID');
+    expect(code(key, { query: 'documents.read AND documents.write' })).toBe('VALID');
+    expect(code(key, { query: 'documents.*' })).toBe('VALID');
+    expect(code(key, { query: 'billing.read' })).toBe('INSUFFICIENT_PERMISSIONS');
+    expect(code(key, { query: 'documentsX.read' })).toBe('INSUFFICIENT_PERMISSIONS');
+  });
+
+  it('a queried wildcard is matched literally, not as a pattern over held permissions', () => {
+    const { key } = newKey({ permissions: ['documents.read'] });
+    expect(code(key, { query: 'documents.*' })).toBe('INSUFFICIENT_PERMISSIONS');
+  });
+
+  it("a role's permissions count; deleting the role takes effect at once", () => {
+    createRole({ name: 'verify_editor', permissions: ['posts.write', 'posts.read'] }, ctx());
+    const { key } = newKey({ roles: ['verify_editor'], permissions: ['profile.read'] });
+    const d = verify(key, { query: 'posts.write AND profile.read' });
+    expect(d.code).toBe('VALID');
+    expect(d.roles).toEqual(['verify_editor']);
+    expect([...(d.permissions as string[])].sort()).toEqual(['posts.read', 'posts.write', 'profile.read']);
+    deleteRole({ role: 'verify_editor' }, ctx());
+    const after = verify(key, { query: 'posts.write' });
+    expect(after.code).toBe('INSUFFICIENT_PERMISSIONS');
+    expect(after.roles).toBeUndefined();
+    expect(after.permissions).toEqual(['profile.read']);
+  });
+
+  it('deleting a permission takes effect at once, held directly or through a role', () => {
+    createRole({ name: 'verify_viewer', permissions: ['reports.view'] }, ctx());
+    const { key } = newKey({ roles: ['verify_viewer'], permissions: ['temp.perm'] });
+    expect(code(key, { query: 'temp.perm AND reports.view' })).toBe('VALID');
+    deletePermission({ permission: 'temp.perm' }, ctx());
+    expect(code(key, { query: 'temp.perm' })).toBe('INSUFFICIENT_PERMISSIONS');
+    expect(code(key, { query: 'reports.view' })).toBe('VALID');
+    deletePermission({ permission: 'reports.view' }, ctx());
+    expect(code(key, { query: 'reports.view' })).toBe('INSUFFICIENT_PERMISSIONS');
+  });
+
+  it.each(['a AND', '(a OR b', 'a b', 'a AND ()', 'a $ b', ')', 'OR a', 'a OR OR b', ''])('syntax error %j → VERIFY_QUERY_SYNTAX', (query) => {
+    const { key } = newKey({ permissions: ['a'] });
+    expect(thrownCode(() => verify(key, { query }))).toBe('VERIFY_QUERY_SYNTAX');
+  });
+
+  it('an unknown key is NOT_FOUND even with a bad query', () => {
+    expect(verify('unknown_key_123456', { query: 'a AND (' })).toEqual({ valid: false, code: 'NOT_FOUND' });
+  });
+});
+
+describe('argument sizes around the native stack buffers', () => {
+  it('permission queries of every length around 256 bytes and up to 1000 are read whole', () => {
+    const { key } = newKey({ permissions: ['zz.last'] });
+    for (let len = 240; len <= 270; len++) {
+      // n filler words joined by " OR ", the first padded, then the held permission: exactly len bytes.
+      const n = Math.floor((len - 7) / 5);
+      const query = [`b${'x'.repeat(len - 7 - 5 * n)}`, ...Array<string>(n - 1).fill('b'), 'zz.last'].join(' OR ');
+      expect(query.length).toBe(len);
+      expect(code(key, { query }), `length ${len}`).toBe('VALID');
+      expect(code(key, { query: query.replace(/zz\.last$/, 'zz.lasx') }), `length ${len}`).toBe('INSUFFICIENT_PERMISSIONS');
+    }
+    const long = `${'p.x OR '.repeat(140)}zz.last`;
+    expect(long.length).toBeGreaterThan(980);
+    expect(code(key, { query: long })).toBe('VALID');
+  });
+
+  it('named limits whose multi-byte names straddle 256 bytes are read whole', () => {
+    for (let pad = 118; pad <= 130; pad++) {
+      const name = `${'é'.repeat(pad)}x`;
+      const { key } = newKey({ ratelimits: [limit(name, 5, MIN, false)] });
+      const d = verify(key, { named: [[name, 2]] });
+      expect(d.code, `name of ${Buffer.byteLength(name)} bytes`).toBe('VALID');
+      expect(rl(d, name).remaining).toBe(3);
+    }
+  });
+
+  it('several named limits together longer than 256 bytes', () => {
+    const names = Array.from({ length: 12 }, (_, i) => `limit_number_${i}_${'n'.repeat(20)}`);
+    const { key } = newKey({ ratelimits: names.map((n) => limit(n, 10, MIN, false)) });
+    const d = verify(key, { named: names.map((n, i) => [n, i % 3] as [string, number]) });
+    expect(d.code).toBe('VALID');
+    expect(d.ratelimits).toHaveLength(12);
+    names.forEach((n, i) => expect(rl(d, n).remaining).toBe(10 - (i % 3)));
+  });
+
+  it('a very long unknown key is NOT_FOUND', () => {
+    expect(verify('k'.repeat(5_000))).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(verify('ключ'.repeat(200))).toEqual({ valid: false, code: 'NOT_FOUND' });
+  });
+});
+
+describe('result fields per outcome (unkey-v2.md §3.2)', () => {
+  function richKey(extra: KeyOpts = {}): { key: string; keyId: string } {
+    const apiId = newApi();
+    const externalId = `rich_${Math.random().toString(36).slice(2, 10)}`;
+    const roleName = `rich_role_${Math.random().toString(36).slice(2, 10)}`;
+    createRole({ name: roleName, permissions: ['r.perm'] }, ctx());
+    const k = newKey({
+      apiId,
+      name: 'rich key',
+      meta: { plan: 'pro', nested: { n: 1, list: [1, 'two'] } },
+      expires: T0 + 3_600_000,
+      credits: { remaining: 10 },
+      permissions: ['d.perm'],
+      roles: [roleName],
+      externalId,
+      ratelimits: [limit('auto', 1, MIN, true), limit('other', 100, MIN, true)],
+      ...extra,
+    });
+    updateIdentity({ identity: externalId, meta: { tier: 'gold' } }, ctx());
+    return k;
+  }
+
+  const COMMON = ['valid', 'code', 'keyId', 'name', 'meta', 'expires', 'credits', 'enabled', 'permissions', 'roles', 'identity'];
+
+  function expectCommon(d: Data, keyId: string, credits: number): void {
+    expect(d.keyId).toBe(keyId);
+    expect(d.name).toBe('rich key');
+    expect(d.meta).toEqual({ plan: 'pro', nested: { n: 1, list: [1, 'two'] } });
+    expect(d.expires).toBe(T0 + 3_600_000);
+    expect(d.credits).toBe(credits);
+    expect([...(d.permissions as string[])].sort()).toEqual(['d.perm', 'r.perm']);
+    expect(d.roles).toHaveLength(1);
+    expect(d.identity).toMatchObject({ externalId: expect.stringMatching(/^rich_/), meta: { tier: 'gold' } });
+    expect(typeof d.identity.id).toBe('string');
+  }
+
+  it('VALID: everything applicable, credits after the decrement, the checked limits', () => {
+    const { key, keyId } = richKey();
+    const d = verify(key);
+    expect(Object.keys(d).sort()).toEqual([...COMMON, 'ratelimits'].sort());
+    expect(d).toMatchObject({ valid: true, code: 'VALID', enabled: true });
+    expectCommon(d, keyId, 9);
+    expect(d.ratelimits).toHaveLength(2);
+    for (const r of d.ratelimits as Data[]) {
+      expect(Object.keys(r).sort()).toEqual(['autoApply', 'duration', 'exceeded', 'id', 'limit', 'name', 'remaining', 'reset']);
+      expect(r.exceeded).toBe(false);
+    }
+  });
+
+  it('RATE_LIMITED: ratelimits with exceeded:true on the failing one, credits unchanged', () => {
+    const { key, keyId } = richKey();
+    verify(key);
+    const d = verify(key);
+    expect(d).toMatchObject({ valid: false, code: 'RATE_LIMITED', enabled: true });
+    expect(Object.keys(d).sort()).toEqual([...COMMON, 'ratelimits'].sort());
+    expectCommon(d, keyId, 9);
+    expect(rl(d, 'auto')).toMatchObject({ exceeded: true, remaining: 0 });
+    expect(rl(d, 'other')).toMatchObject({ exceeded: false });
+  });
+
+  it('USAGE_EXCEEDED: ratelimits present, credits unchanged', () => {
+    const { key, keyId } = richKey({ credits: { remaining: 0 } });
+    const d = verify(key);
+    expect(d).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED' });
+    expect(Object.keys(d).sort()).toEqual([...COMMON, 'ratelimits'].sort());
+    expectCommon(d, keyId, 0);
+    expect((d.ratelimits as Data[]).every((r) => r.exceeded === false)).toBe(true);
+  });
+
+  it.each([
+    ['DISABLED', { enabled: false }, {}],
+    ['EXPIRED', {}, { now: T0 + 3_600_001 }],
+    ['INSUFFICIENT_PERMISSIONS', {}, { query: 'nope' }],
+  ] as const)('%s: the key fields, no ratelimits, credits unchanged', (expected, extra, opts) => {
+    const { key, keyId } = richKey(extra);
+    const d = verify(key, opts);
+    expect(d).toMatchObject({ valid: false, code: expected, enabled: expected !== 'DISABLED' });
+    expect(Object.keys(d).sort()).toEqual(COMMON.slice().sort());
+    expectCommon(d, keyId, 10);
+  });
+
+  it('strings are JSON-escaped: name, role names, limit names, meta', () => {
+    const weird = 'q"uote \\ back\nline\ttab \u0001 \u001f é 😀 \u2028 </script>';
+    const roleName = `role ${weird}`;
+    createRole({ name: roleName }, ctx());
+    const meta = { s: weird, n: -1.5e-7, big: 9007199254740991, nested: [{ '"k"': null }, true] };
+    const limitName = `lim "${'ü'}\\ 😀`;
+    const { key } = newKey({ name: weird, meta, roles: [roleName], ratelimits: [limit(limitName, 3, MIN, true)] });
+    const d = verify(key);
+    expect(d.name).toBe(weird);
+    expect(d.meta).toEqual(meta);
+    expect(d.roles).toEqual([roleName]);
+    expect(rl(d, limitName)).toMatchObject({ remaining: 2 });
+    expect(verify(key, { named: [[limitName, 2]] }).code).toBe('VALID');
+  });
+
+  it('unset fields are omitted', () => {
+    const { key, keyId } = newKey();
+    expect(Object.keys(verify(key)).sort()).toEqual(['code', 'enabled', 'keyId', 'valid']);
+    expect(verify(key).keyId).toBe(keyId);
+  });
+});
+
+describe("the spec's States and transitions table", () => {
+  it('createKey enabled → VALID; enabled=false → DISABLED', () => {
+    expect(code(newKey({ enabled: true }).key)).toBe('VALID');
+    expect(code(newKey({ enabled: false }).key)).toBe('DISABLED');
+  });
+
+  it('VALID --verify, remaining ≥ cost--> VALID with credits reduced by cost', () => {
+    const { key } = newKey({ credits: { remaining: 10 } });
+    expect(verify(key)).toMatchObject({ code: 'VALID', credits: 9 });
+    expect(verify(key, { cost: 4 })).toMatchObject({ code: 'VALID', credits: 5 });
+  });
+
+  it('VALID --verify, cost 0--> VALID, balance unchanged', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 2 } });
+    expect(verify(key, { cost: 0 })).toMatchObject({ code: 'VALID', credits: 2 });
+    expect(balance(keyId)).toBe(2);
+  });
+
+  it('VALID --verify, remaining < cost or 0--> USAGE_EXCEEDED with credits returned', () => {
+    const { key } = newKey({ credits: { remaining: 2 } });
+    expect(verify(key, { cost: 3 })).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: 2 });
+    expect(verify(key, { cost: 2 })).toMatchObject({ code: 'VALID', credits: 0 });
+    expect(verify(key, { cost: 0 })).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: 0 });
+  });
+
+  it('USAGE_EXCEEDED --updateCredits set--> VALID', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 0 } });
+    expect(code(key)).toBe('USAGE_EXCEEDED');
+    expect(updateCredits({ keyId, operation: 'set', value: 2 }, ctx())).toMatchObject({ remaining: 2 });
+    expect(verify(key)).toMatchObject({ code: 'VALID', credits: 1 });
+  });
+
+  it('USAGE_EXCEEDED --updateCredits increment--> VALID (only once the balance covers the cost)', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 1 } });
+    expect(code(key, { cost: 3 })).toBe('USAGE_EXCEEDED');
+    updateCredits({ keyId, operation: 'increment', value: 1 }, ctx());
+    expect(verify(key, { cost: 3 })).toMatchObject({ code: 'USAGE_EXCEEDED', credits: 2 });
+    updateCredits({ keyId, operation: 'increment', value: 1 }, ctx());
+    expect(verify(key, { cost: 3 })).toMatchObject({ code: 'VALID', credits: 0 });
+  });
+
+  it('VALID --time passes expires--> EXPIRED', () => {
+    const { key } = newKey({ expires: T0 + 1 });
+    expect(code(key, { now: T0 + 1 })).toBe('VALID');
+    expect(code(key, { now: T0 + 2 })).toBe('EXPIRED');
+  });
+
+  it('VALID --updateKey credits:null--> VALID, unlimited', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 1 } });
+    expect(verify(key).credits).toBe(0);
+    expect(code(key)).toBe('USAGE_EXCEEDED');
+    updateKey({ keyId, credits: null }, ctx());
+    for (let i = 0; i < 3; i++) {
+      const d = verify(key, { cost: 5 });
+      expect(d.code).toBe('VALID');
+      expect(d).not.toHaveProperty('credits');
+    }
+    expect(balance(keyId)).toBeUndefined();
+  });
+});
