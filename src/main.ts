@@ -9,6 +9,7 @@ import { bootstrap } from './bootstrap.js';
 import { createLogger } from './log.js';
 import { newMetrics, openStore, serveThread } from './serve.js';
 import { startWindowSweeper } from './store/sweeper.js';
+import { closeBatch } from './store/durability.js';
 import { deletedApiIds } from './store/apis.js';
 import { drainWorkers, purgeApiInBackground } from './workers/pool.js';
 
@@ -85,6 +86,7 @@ export async function runServer(config: Config): Promise<void> {
     stopSweeper();
     await drainWorkers();
     await Promise.all(workers.map((w) => w.terminate()));
+    closeBatch();
     native.close();
     log.info('stopped');
     process.exit(0);

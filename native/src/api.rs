@@ -538,3 +538,15 @@ pub fn find_override(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Err
         None => Ok(env.undefined()?),
     }
 }
+
+/// batchBegin(): void — opens this thread's group-commit batch (see store::batch_begin).
+pub fn batch_begin(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    store::batch_begin()?;
+    Ok(env.undefined()?)
+}
+
+/// batchCommit(): boolean — commits the open batch; false when none was open. On failure
+/// (STORE_RETRY_MAP_FULL, STORE_IO) nothing of the batch was committed.
+pub fn batch_commit(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    Ok(env.boolean(store::batch_commit()?)?)
+}

@@ -50,6 +50,8 @@ exports! {
     c"limitMany" => api::limit_many,
     c"sweepWindows" => api::sweep_windows,
     c"findOverride" => api::find_override,
+    c"batchBegin" => api::batch_begin,
+    c"batchCommit" => api::batch_commit,
     c"creditsGet" => api::credits_get,
     c"creditsSet" => api::credits_set,
     c"_panicForTest" => api::panic_for_test,

@@ -4,7 +4,9 @@
 //! when every request is admitted are the windows written; otherwise nothing is consumed
 //! and admitted items report the capacity they still have.
 //!
-//! Keys: window `n/<namespaceId>/<sid>` in ratelimit_windows; overrides in records.rs.
+//! Keys: window `n/<namespaceId>/<durationMs>/<sid>` in ratelimit_windows (one counter per
+//! duration, so limits of different windows on one identifier do not reset each other);
+//! overrides in records.rs.
 //! `sid` = the identifier, or `#` + base64(SHA-256(identifier)) when it is longer than 440
 //! bytes (LMDB keys are at most 511 bytes); src/store/ratelimits.ts derives it the same way.
 
@@ -144,7 +146,7 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec
     for r in reqs {
         let o = find_override(v, r.namespace_id, r.identifier)?;
         let (limit, duration_ms) = o.as_ref().map_or((r.limit, r.duration_ms), |o| (o.limit, o.duration_ms));
-        let key = format!("n/{}/{}", r.namespace_id, storage_id(r.identifier));
+        let key = format!("n/{}/{}/{}", r.namespace_id, duration_ms, storage_id(r.identifier));
         let stored = match pending.get(&key) {
             Some(w) => Some(*w),
             None => v.get(Table::RATELIMIT_WINDOWS, key.as_bytes())?.and_then(Window::decode),
@@ -171,6 +173,13 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec
 /// outcomes in request order and whether anything was written.
 pub fn limit(reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec<Outcome>, bool), LimitError> {
     let (outcomes, writes) = store::view(|v| evaluate(v, reqs, now_ms))?;
+    if store::in_batch() {
+        // Inside this thread's group-commit batch: the view read through it; write to it.
+        for (key, w) in &writes {
+            store::put(Table::RATELIMIT_WINDOWS, key.as_bytes(), &w.encode())?;
+        }
+        return Ok((outcomes, !writes.is_empty()));
+    }
     if writes.is_empty() {
         return Ok((outcomes, false));
     }

@@ -14,7 +14,8 @@ pub enum Value<'a> {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(&'a str),
+    /// A string's bytes; validated as UTF-8 only when read with `as_str`.
+    Str(&'a [u8]),
     /// An array or a map: its element count and the bytes that hold the elements.
     Array(usize, Reader<'a>),
     Map(usize, Reader<'a>),
@@ -23,7 +24,7 @@ pub enum Value<'a> {
 impl<'a> Value<'a> {
     pub fn as_str(&self) -> Option<&'a str> {
         match self {
-            Value::Str(s) => Some(s),
+            Value::Str(s) => std::str::from_utf8(s).ok(),
             _ => None,
         }
     }
@@ -72,8 +73,7 @@ impl<'a> Reader<'a> {
     }
 
     fn str(&mut self, n: usize) -> Result<Value<'a>> {
-        let bytes = self.take(n)?;
-        std::str::from_utf8(bytes).map(Value::Str).map_err(|_| DecodeError("invalid UTF-8"))
+        Ok(Value::Str(self.take(n)?))
     }
 
     /// Reads one value; for arrays and maps, returns a reader over their elements and skips
@@ -120,6 +120,17 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// A map key: a msgpack string's bytes, unvalidated.
+    fn key(&mut self) -> Result<&'a [u8]> {
+        let tag = self.byte()?;
+        let n = match tag {
+            0xa0..=0xbf => usize::from(tag & 0x1f),
+            0xd9..=0xdb => self.be(1 << (tag - 0xd9))? as usize,
+            _ => return Err(DecodeError("map key is not a string")),
+        };
+        self.take(n)
+    }
+
     fn container(&mut self, n: usize, map: bool) -> Result<Value<'a>> {
         let start = self.pos;
         let items = if map { n.checked_mul(2).ok_or(DecodeError("length overflow"))? } else { n };
@@ -131,11 +142,12 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Iterates the (key, value) pairs of a map whose keys are strings.
-pub fn map_entries<'a>(value: Value<'a>) -> Result<impl Iterator<Item = Result<(&'a str, Value<'a>)>>> {
+/// Iterates the (key, value) pairs of a map whose keys are strings. Keys are returned as
+/// raw bytes (compared against known field names, so they need no UTF-8 check).
+pub fn map_entries<'a>(value: Value<'a>) -> Result<impl Iterator<Item = Result<(&'a [u8], Value<'a>)>>> {
     let Value::Map(n, mut r) = value else { return Err(DecodeError("expected a map")) };
     Ok((0..n).map(move |_| {
-        let key = r.next()?.as_str().ok_or(DecodeError("map key is not a string"))?;
+        let key = r.key()?;
         Ok((key, r.next()?))
     }))
 }
@@ -159,9 +171,10 @@ mod tests {
         ];
         let root = Reader::new(&bytes).next().unwrap();
         let entries: Vec<_> = map_entries(root).unwrap().map(|e| e.unwrap()).collect();
-        assert_eq!(entries[0], ("a", Value::Int(1)));
+        assert_eq!(entries[0], (&b"a"[..], Value::Int(1)));
         let items: Vec<_> = array_items(entries[1].1).unwrap().map(|v| v.unwrap()).collect();
-        assert_eq!(items, vec![Value::Bool(true), Value::Nil, Value::Str("xy")]);
+        assert_eq!(items, vec![Value::Bool(true), Value::Nil, Value::Str(b"xy")]);
+        assert_eq!(items[2].as_str(), Some("xy"));
         assert_eq!(entries[2].1.as_i64(), Some(-2));
         assert_eq!(entries[3].1, Value::Float(1.5));
         assert_eq!(entries[4].1.as_i64(), Some(4_294_967_296));
@@ -171,6 +184,7 @@ mod tests {
     fn rejects_truncated_input() {
         assert!(Reader::new(&[0x92, 0x01]).next().is_err());
         assert!(Reader::new(&[0xd9, 5, b'a']).next().is_err());
+        assert_eq!(Reader::new(&[0xa1, 0xff]).next().unwrap().as_str(), None);
         assert!(Reader::new(&[]).next().is_err());
     }
 }

@@ -72,11 +72,11 @@ fn ratelimits<'a>(v: Value<'a>) -> Result<Vec<RatelimitDef<'a>>> {
             for entry in map_entries(item?)? {
                 let (k, v) = entry?;
                 match k {
-                    "id" => def.id = text(v)?,
-                    "name" => def.name = text(v)?,
-                    "limit" => def.limit = int(v)?,
-                    "durationMs" => def.duration_ms = int(v)?,
-                    "autoApply" => def.auto_apply = v.as_bool().unwrap_or(false),
+                    b"id" => def.id = text(v)?,
+                    b"name" => def.name = text(v)?,
+                    b"limit" => def.limit = int(v)?,
+                    b"durationMs" => def.duration_ms = int(v)?,
+                    b"autoApply" => def.auto_apply = v.as_bool().unwrap_or(false),
                     _ => {}
                 }
             }
@@ -90,17 +90,17 @@ pub fn key(bytes: &[u8]) -> Result<KeyRecord<'_>> {
     for entry in map_entries(root(bytes)?)? {
         let (name, v) = entry?;
         match name {
-            "id" => k.id = text(v)?,
-            "apiId" => k.api_id = text(v)?,
-            "workspaceId" => k.workspace_id = text(v)?,
-            "enabled" => k.enabled = v.as_bool().unwrap_or(false),
-            "name" => k.name = v.as_str(),
-            "expiresAtMs" => k.expires_at_ms = v.as_i64(),
-            "identityId" => k.identity_id = v.as_str(),
-            "metaJson" => k.meta_json = v.as_str(),
-            "permissions" => k.permissions = strings(v)?,
-            "roleIds" => k.role_ids = strings(v)?,
-            "ratelimits" => k.ratelimits = ratelimits(v)?,
+            b"id" => k.id = text(v)?,
+            b"apiId" => k.api_id = text(v)?,
+            b"workspaceId" => k.workspace_id = text(v)?,
+            b"enabled" => k.enabled = v.as_bool().unwrap_or(false),
+            b"name" => k.name = v.as_str(),
+            b"expiresAtMs" => k.expires_at_ms = v.as_i64(),
+            b"identityId" => k.identity_id = v.as_str(),
+            b"metaJson" => k.meta_json = v.as_str(),
+            b"permissions" => k.permissions = strings(v)?,
+            b"roleIds" => k.role_ids = strings(v)?,
+            b"ratelimits" => k.ratelimits = ratelimits(v)?,
             _ => {}
         }
     }
@@ -112,8 +112,8 @@ pub fn api(bytes: &[u8]) -> Result<ApiRecord<'_>> {
     for entry in map_entries(root(bytes)?)? {
         let (name, v) = entry?;
         match name {
-            "workspaceId" => a.workspace_id = text(v)?,
-            "deletedAtMs" => a.deleted = !matches!(v, Value::Nil),
+            b"workspaceId" => a.workspace_id = text(v)?,
+            b"deletedAtMs" => a.deleted = !matches!(v, Value::Nil),
             _ => {}
         }
     }
@@ -125,8 +125,8 @@ pub fn role(bytes: &[u8]) -> Result<RoleRecord<'_>> {
     for entry in map_entries(root(bytes)?)? {
         let (name, v) = entry?;
         match name {
-            "name" => r.name = text(v)?,
-            "permissions" => r.permissions = strings(v)?,
+            b"name" => r.name = text(v)?,
+            b"permissions" => r.permissions = strings(v)?,
             _ => {}
         }
     }
@@ -138,10 +138,10 @@ pub fn identity(bytes: &[u8]) -> Result<IdentityRecord<'_>> {
     for entry in map_entries(root(bytes)?)? {
         let (name, v) = entry?;
         match name {
-            "id" => i.id = text(v)?,
-            "externalId" => i.external_id = text(v)?,
-            "metaJson" => i.meta_json = v.as_str(),
-            "ratelimits" => i.ratelimits = ratelimits(v)?,
+            b"id" => i.id = text(v)?,
+            b"externalId" => i.external_id = text(v)?,
+            b"metaJson" => i.meta_json = v.as_str(),
+            b"ratelimits" => i.ratelimits = ratelimits(v)?,
             _ => {}
         }
     }
@@ -164,10 +164,10 @@ pub fn override_record(bytes: &[u8]) -> Result<OverrideRecord<'_>> {
     for entry in map_entries(root(bytes)?)? {
         let (name, v) = entry?;
         match name {
-            "id" => o.id = text(v)?,
-            "identifier" => o.identifier = text(v)?,
-            "limit" => o.limit = int(v)?,
-            "durationMs" => o.duration_ms = int(v)?,
+            b"id" => o.id = text(v)?,
+            b"identifier" => o.identifier = text(v)?,
+            b"limit" => o.limit = int(v)?,
+            b"durationMs" => o.duration_ms = int(v)?,
             _ => {}
         }
     }

@@ -196,6 +196,8 @@ static GENERATION: AtomicU64 = AtomicU64::new(0);
 struct ActiveTxn {
     txn: *mut ffi::MDB_txn,
     map_full: bool,
+    /// Opened by `batch_begin` (group commit of hot calls), not by `transaction`.
+    batch: bool,
     guard: RwLockReadGuard<'static, Option<Store>>,
 }
 
@@ -276,6 +278,14 @@ impl Store {
         self.info().me_mapsize
     }
 
+    /// Bytes of the data file in use: (last page number + 1) × page size.
+    fn used_bytes(&self) -> usize {
+        let mut st = ffi::MDB_stat { ms_psize: 0, ms_depth: 0, ms_branch_pages: 0, ms_leaf_pages: 0, ms_overflow_pages: 0, ms_entries: 0 };
+        // SAFETY: the env is open; mdb_env_stat only fills the struct.
+        unsafe { ffi::mdb_env_stat(self.env_ptr(), &mut st) };
+        (self.info().me_last_pgno + 1) * st.ms_psize as usize
+    }
+
     fn sync_env(&self) -> Result<()> {
         // SAFETY: the env is open.
         check("mdb_env_sync", unsafe {
@@ -312,7 +322,7 @@ pub fn open(dir: &Path, opts: &OpenOptions) -> Result<()> {
         opts.initial_map_bytes
     };
     let env = Environment::new()
-        .set_flags(EnvironmentFlags::NO_SYNC | EnvironmentFlags::NO_TLS)
+        .set_flags(EnvironmentFlags::NO_SYNC | EnvironmentFlags::NO_TLS | EnvironmentFlags::WRITE_MAP)
         .set_max_dbs(64)
         .set_max_readers(512)
         .set_map_size(map_bytes)
@@ -367,6 +377,14 @@ pub fn close() -> Result<()> {
         syncer.stop();
     }
     let synced = store.sync_env();
+    // This thread's kept reader belongs to the env being closed: free it first. Other
+    // threads' kept readers are never used again (their generation no longer matches).
+    if let Some(c) = READER.with(|r| r.borrow_mut().take()) {
+        if c.generation == store.generation {
+            // SAFETY: a reset read txn of this env, owned by this thread.
+            unsafe { ffi::mdb_txn_abort(c.txn) };
+        }
+    }
     drop(store); // mdb_env_close
     synced
 }
@@ -437,21 +455,70 @@ fn with_read<R, E: From<StoreError>>(
         loop {
             let guard = read_guard();
             let store = guard.as_ref().ok_or(StoreError::Closed)?;
-            let mut txn = ptr::null_mut();
-            // SAFETY: env is open and we hold the read guard for the txn's whole life.
-            let rc = unsafe {
-                ffi::mdb_txn_begin(store.env_ptr(), ptr::null_mut(), ffi::MDB_RDONLY, &mut txn)
+            // Reuse this thread's reset read transaction when it belongs to this environment
+            // (renewing is much cheaper than beginning: no reader-table search).
+            let cached = READER.with(|r| r.borrow_mut().take()).filter(|c| c.generation == store.generation);
+            let (txn, rc) = match cached {
+                // SAFETY: a reset read txn of this (still open) env, owned by this thread.
+                Some(c) => (c.txn, unsafe { ffi::mdb_txn_renew(c.txn) }),
+                None => {
+                    let mut txn = ptr::null_mut();
+                    // SAFETY: env is open and we hold the read guard for the txn's whole life.
+                    let rc = unsafe {
+                        ffi::mdb_txn_begin(store.env_ptr(), ptr::null_mut(), ffi::MDB_RDONLY, &mut txn)
+                    };
+                    (txn, rc)
+                }
             };
             if rc == ffi::MDB_MAP_RESIZED {
+                if !txn.is_null() {
+                    // SAFETY: the txn handle exists but is not active.
+                    unsafe { ffi::mdb_txn_abort(txn) };
+                }
                 drop(guard);
                 adopt_map_size()?;
                 continue;
             }
             check("mdb_txn_begin (read)", rc)?;
-            let _end = AbortOnDrop(txn);
+            let _end = ResetOnDrop { txn, generation: store.generation };
             return f(store, txn);
         }
     })
+}
+
+/// A read transaction kept per thread between uses (reset, not aborted).
+struct CachedReader {
+    txn: *mut ffi::MDB_txn,
+    generation: u64,
+}
+
+thread_local! {
+    static READER: RefCell<Option<CachedReader>> = const { RefCell::new(None) };
+}
+
+/// Ends a read: resets the txn and keeps it for this thread's next read (or aborts it when
+/// the slot is taken by a nested read's txn).
+struct ResetOnDrop {
+    txn: *mut ffi::MDB_txn,
+    generation: u64,
+}
+
+impl Drop for ResetOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: the txn is live, read-only and owned by this guard.
+        unsafe { ffi::mdb_txn_reset(self.txn) };
+        let kept = READER.try_with(|r| match r.try_borrow_mut() {
+            Ok(mut slot) if slot.is_none() => {
+                *slot = Some(CachedReader { txn: self.txn, generation: self.generation });
+                true
+            }
+            _ => false,
+        });
+        if kept != Ok(true) {
+            // SAFETY: reset txn handle, not used again.
+            unsafe { ffi::mdb_txn_abort(self.txn) };
+        }
+    }
 }
 
 /// Runs `f` with this thread's write transaction; `NotInTxn` outside `transaction`.
@@ -473,15 +540,6 @@ fn with_write<R>(f: impl FnOnce(&Store, *mut ffi::MDB_txn) -> Result<R>) -> Resu
         }
         result
     })
-}
-
-struct AbortOnDrop(*mut ffi::MDB_txn);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        // SAFETY: the txn is live and owned by this guard.
-        unsafe { ffi::mdb_txn_abort(self.0) }
-    }
 }
 
 struct CursorGuard(*mut ffi::MDB_cursor);
@@ -655,25 +713,7 @@ pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E
         return Err(StoreError::NestedTxn("transaction").into());
     }
     loop {
-        let guard = read_guard();
-        let store = guard.as_ref().ok_or(StoreError::Closed)?;
-        let (env, map_bytes) = (store.env_ptr(), store.map_bytes());
-        let mut txn = ptr::null_mut();
-        // SAFETY: env is open and the read guard moves into ACTIVE with the txn.
-        let rc = unsafe { ffi::mdb_txn_begin(env, ptr::null_mut(), 0, &mut txn) };
-        if rc == ffi::MDB_MAP_RESIZED {
-            drop(guard);
-            adopt_map_size()?;
-            continue;
-        }
-        check("mdb_txn_begin (write)", rc)?;
-        ACTIVE.with(|a| {
-            *a.borrow_mut() = Some(ActiveTxn {
-                txn,
-                map_full: false,
-                guard,
-            })
-        });
+        let map_bytes = begin_active(false)?;
         let unwind = AbortActiveOnUnwind;
         let result = body();
         std::mem::forget(unwind);
@@ -684,6 +724,7 @@ pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E
             txn,
             map_full,
             guard,
+            ..
         } = active;
         if map_full {
             // SAFETY: txn is live; after abort it is freed.
@@ -708,6 +749,93 @@ pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E
             ffi::MDB_MAP_FULL => grow_map(map_bytes)?,
             rc => return Err(StoreError::Lmdb("commit", rc).into()),
         }
+    }
+}
+
+/// Begins this thread's write transaction (adopting a map grown by another process) and
+/// keeps it in ACTIVE with the store's read guard. Returns the map size it began with.
+fn begin_active(batch: bool) -> Result<usize> {
+    loop {
+        let guard = read_guard();
+        let store = guard.as_ref().ok_or(StoreError::Closed)?;
+        let (env, map_bytes) = (store.env_ptr(), store.map_bytes());
+        let mut txn = ptr::null_mut();
+        // SAFETY: env is open and the read guard moves into ACTIVE with the txn.
+        let rc = unsafe { ffi::mdb_txn_begin(env, ptr::null_mut(), 0, &mut txn) };
+        if rc == ffi::MDB_MAP_RESIZED {
+            drop(guard);
+            adopt_map_size()?;
+            continue;
+        }
+        check("mdb_txn_begin (write)", rc)?;
+        ACTIVE.with(|a| {
+            *a.borrow_mut() = Some(ActiveTxn {
+                txn,
+                map_full: false,
+                batch,
+                guard,
+            })
+        });
+        return Ok(map_bytes);
+    }
+}
+
+/// Group commit for the hot procedures: one write transaction that stays open on this
+/// thread across several calls (those of one event-loop turn) until `batch_commit`. The
+/// caller holds every reply until that commit succeeded, so "committed before the reply"
+/// still holds. The map is grown ahead (past ¾ full) so a batch does not meet MAP_FULL;
+/// if it does anyway, the whole batch is discarded (`RetryMapFull`) and nothing of it was
+/// acknowledged.
+pub fn batch_begin() -> Result<()> {
+    if in_transaction() {
+        return Err(StoreError::NestedTxn("batch"));
+    }
+    let (used, map_bytes) = {
+        let guard = read_guard();
+        let store = guard.as_ref().ok_or(StoreError::Closed)?;
+        (store.used_bytes(), store.map_bytes())
+    };
+    if used.saturating_mul(4) > map_bytes.saturating_mul(3) {
+        grow_map(map_bytes)?;
+    }
+    begin_active(true).map(|_| ())
+}
+
+pub fn in_batch() -> bool {
+    ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|t| t.batch))
+}
+
+/// Commits this thread's batch; Ok(false) when none is open.
+pub fn batch_commit() -> Result<bool> {
+    let active = ACTIVE.with(|a| {
+        let mut a = a.borrow_mut();
+        if a.as_ref().is_some_and(|t| t.batch) {
+            a.take()
+        } else {
+            None
+        }
+    });
+    let Some(ActiveTxn { txn, map_full, guard, .. }) = active else {
+        return Ok(false);
+    };
+    let map_bytes = guard.as_ref().map_or(0, |s| s.map_bytes());
+    if map_full {
+        // SAFETY: txn is live; after abort it is freed.
+        unsafe { ffi::mdb_txn_abort(txn) };
+        drop(guard);
+        grow_map(map_bytes)?;
+        return Err(StoreError::RetryMapFull);
+    }
+    // SAFETY: txn is live; commit frees it whether or not it succeeds.
+    let rc = unsafe { ffi::mdb_txn_commit(txn) };
+    drop(guard);
+    match rc {
+        0 => Ok(true),
+        ffi::MDB_MAP_FULL => {
+            grow_map(map_bytes)?;
+            Err(StoreError::RetryMapFull)
+        }
+        rc => Err(StoreError::Lmdb("commit", rc)),
     }
 }
 

@@ -7,6 +7,9 @@
 //! is run again inside a write transaction (re-reading everything, so concurrent callers
 //! are serialised by LMDB's writer lock and no update is lost).
 
+use std::cell::RefCell;
+use std::collections::HashSet;
+
 use crate::credits::Credits;
 use crate::hash;
 use crate::json;
@@ -68,20 +71,49 @@ struct Write {
 
 const NOT_FOUND: &str = "{\"valid\":false,\"code\":\"NOT_FOUND\"}";
 
+thread_local! {
+    /// Hashes of keys whose last verification changed state (credits or limits): they go
+    /// straight to the write transaction. Only a hint: the write path re-reads everything.
+    static WRITERS: RefCell<HashSet<[u8; 32]>> = RefCell::new(HashSet::new());
+}
+
+const WRITERS_LIMIT: usize = 200_000;
+
 pub fn verify(req: &Request<'_>) -> Result<Outcome, VerifyError> {
     let hash = hash::sha256(req.key);
-    let (json, writes) = store::view(|v| evaluate(v, req, &hash))?;
-    if writes.is_empty() {
-        return Ok(Outcome { json, wrote: false });
-    }
-    let json = store::transaction(|| {
+    if store::in_batch() {
+        // Inside this thread's group-commit batch: read and write through it directly.
         let (json, writes) = store::view(|v| evaluate(v, req, &hash))?;
         for w in &writes {
             store::put(w.table, &w.key, &w.value)?;
         }
-        Ok::<_, VerifyError>(json)
+        return Ok(Outcome { json, wrote: !writes.is_empty() });
+    }
+    if !WRITERS.with(|w| w.borrow().contains(&hash)) {
+        let (json, writes) = store::view(|v| evaluate(v, req, &hash))?;
+        if writes.is_empty() {
+            return Ok(Outcome { json, wrote: false });
+        }
+    }
+    let (json, wrote) = store::transaction(|| {
+        let (json, writes) = store::view(|v| evaluate(v, req, &hash))?;
+        for w in &writes {
+            store::put(w.table, &w.key, &w.value)?;
+        }
+        Ok::<_, VerifyError>((json, !writes.is_empty()))
     })?;
-    Ok(Outcome { json, wrote: true })
+    WRITERS.with(|w| {
+        let mut w = w.borrow_mut();
+        if wrote {
+            if w.len() >= WRITERS_LIMIT {
+                w.clear();
+            }
+            w.insert(hash);
+        } else {
+            w.remove(&hash);
+        }
+    });
+    Ok(Outcome { json, wrote })
 }
 
 fn api_allowed(allowed: &str, api_id: &str) -> bool {

@@ -160,7 +160,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         }
         if (bytes === undefined) return;
         const { reply, wrote } = dispatcher.dispatch(p.routeIndex, authorization, bytes);
-        whenDurable(wrote, () => finish(p, reply));
+        whenDurable(wrote, () => finish(p, reply), (err) => finish(p, dispatcher.error(new ApiError('storage_unavailable', `The store could not commit this request (${(err as Error).message}); nothing was changed.`))));
       });
       return;
     }

@@ -3,7 +3,7 @@
 import { Packr } from 'msgpackr';
 import { native, errorCode, type Table, type StoreKey } from '../engine/native.js';
 import { ApiError } from '../errors/apiError.js';
-import { noteCommit } from './durability.js';
+import { closeBatch, noteCommit } from './durability.js';
 
 // Plain maps (no msgpackr record extension), so any msgpack reader, the Rust engine's
 // included, decodes what we write.
@@ -66,6 +66,7 @@ function prefixEnd(prefix: string): Buffer | null {
  * so it must only read and write the store. Storage failures become a 503 ApiError.
  */
 export function transact<T>(fn: () => T): T {
+  closeBatch();
   try {
     const result = native.transaction(fn);
     noteCommit();
@@ -79,7 +80,7 @@ export function transact<T>(fn: () => T): T {
 export function asStorageError(err: unknown): unknown {
   if (err instanceof ApiError) return err;
   const code = errorCode(err);
-  if (code === 'STORE_IO' || code === 'STORE_CLOSED') {
+  if (code === 'STORE_IO' || code === 'STORE_CLOSED' || code === 'STORE_RETRY_MAP_FULL') {
     return new ApiError('storage_unavailable', `The store could not complete the write: ${(err as Error).message}. Nothing was changed.`);
   }
   return err;

@@ -1,21 +1,47 @@
-// Durability of acknowledged writes (DESIGN.md §1):
-//  - `process`: a write is committed to LMDB (the OS page cache) before its reply; a
-//    background thread in the native module fsyncs every KEYWARD_SYNC_INTERVAL_MS.
-//  - `disk`: a reply that follows a write waits for an fsync covering it. Group commit: all
-//    replies queued before one fsync are released by it.
+// When a reply may leave (DESIGN.md §1): nothing is acknowledged before it is committed.
+//
+// Group commit of the hot procedures: the first verifyKey / limit of an event-loop turn
+// opens one LMDB write transaction on this thread (native batchBegin); the hot calls of
+// that turn read and write through it; it is committed at the end of the turn (setImmediate,
+// or earlier when a management transaction needs the writer). Every reply produced while a
+// batch is open waits for that commit; if the commit fails, those replies become 503 and
+// nothing of the batch was applied.
+//
+// Modes:
+//  - `process`: a reply leaves once its writes are committed (in the OS page cache, which a
+//    kill -9 does not lose); the native syncer fsyncs every KEYWARD_SYNC_INTERVAL_MS.
+//  - `disk`: a reply that follows a write waits for an fsync covering it; one fsync per turn
+//    serves every reply queued before it.
 import { native } from '../engine/native.js';
 import type { Durability } from '../config.js';
 
+interface BatchNative {
+  batchBegin(): void;
+  batchCommit(): boolean;
+}
+const batchNative = native as unknown as BatchNative;
+
+interface Waiting {
+  send: () => void;
+  fail: (err: unknown) => void;
+  /** The batch that was open when the reply was produced, if any. */
+  batch: number | undefined;
+  wrote: boolean;
+}
+
 let mode: Durability = 'process';
 let commits = 0;
-let queue: (() => void)[] = [];
-let scheduled = false;
+let batchOpen = false;
+let batchSeq = 0;
+const failedBatches = new Map<number, unknown>();
+let queue: Waiting[] = [];
+let flushScheduled = false;
 
 export function setDurability(d: Durability): void {
   mode = d;
 }
 
-/** Count of write transactions committed by this thread; compare before/after a handler. */
+/** Count of write transactions committed or joined by this thread; compare before/after a handler. */
 export function commitCount(): number {
   return commits;
 }
@@ -24,26 +50,62 @@ export function noteCommit(): void {
   commits++;
 }
 
-function flush(): void {
-  scheduled = false;
-  const waiting = queue;
-  queue = [];
+function scheduleFlush(): void {
+  if (flushScheduled) return;
+  flushScheduled = true;
+  setImmediate(flush);
+}
+
+/** Called by the hot procedures before their native call. */
+export function joinBatch(): void {
+  if (batchOpen) return;
+  batchNative.batchBegin();
+  batchOpen = true;
+  batchSeq++;
+  scheduleFlush();
+}
+
+/** Commits the open batch, if any (before another transaction, at the end of the turn, on shutdown). */
+export function closeBatch(): void {
+  if (!batchOpen) return;
+  batchOpen = false;
   try {
-    native.sync();
-  } finally {
-    for (const send of waiting) send();
+    batchNative.batchCommit();
+  } catch (err) {
+    failedBatches.set(batchSeq, err);
   }
 }
 
-/** Runs `send` once the writes committed so far are as durable as the mode promises. */
-export function whenDurable(wrote: boolean, send: () => void): void {
-  if (!wrote || mode === 'process') {
+function flush(): void {
+  flushScheduled = false;
+  closeBatch();
+  const waiting = queue;
+  queue = [];
+  let syncError: unknown;
+  if (mode === 'disk' && waiting.some((w) => w.wrote)) {
+    try {
+      native.sync();
+    } catch (err) {
+      syncError = err;
+    }
+  }
+  for (const w of waiting) {
+    const err = (w.batch === undefined ? undefined : failedBatches.get(w.batch)) ?? (w.wrote ? syncError : undefined);
+    if (err === undefined) w.send();
+    else w.fail(err);
+  }
+  failedBatches.clear();
+}
+
+/**
+ * Runs `send` once everything the reply reports is as durable as the mode promises, or
+ * `fail` when the commit (or fsync) it waited for failed.
+ */
+export function whenDurable(wrote: boolean, send: () => void, fail: (err: unknown) => void): void {
+  if (!batchOpen && !(mode === 'disk' && wrote)) {
     send();
     return;
   }
-  queue.push(send);
-  if (!scheduled) {
-    scheduled = true;
-    setImmediate(flush);
-  }
+  queue.push({ send, fail, batch: batchOpen ? batchSeq : undefined, wrote });
+  scheduleFlush();
 }

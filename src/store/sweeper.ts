@@ -3,6 +3,7 @@
 // WINDOWS_PER_TICK records in one short write transaction and continues where it stopped.
 import { limiter } from '../engine/native.js';
 import type { Logger } from '../log.js';
+import { closeBatch } from './durability.js';
 
 export const WINDOWS_PER_TICK = 2000;
 
@@ -10,6 +11,7 @@ export function startWindowSweeper(intervalMs: number, log: Logger): () => void 
   let after: Buffer = Buffer.alloc(0);
   const timer = setInterval(() => {
     try {
+      closeBatch();
       const [next, deleted] = limiter.sweepWindows(after, Date.now(), WINDOWS_PER_TICK);
       after = next;
       if (deleted > 0) log.debug('swept stale rate-limit windows', { deleted });

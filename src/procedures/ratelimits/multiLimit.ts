@@ -1,5 +1,5 @@
 import { limiter } from '../../engine/native.js';
-import { noteCommit } from '../../store/durability.js';
+import { joinBatch, noteCommit } from '../../store/durability.js';
 import type { Ctx } from '../context.js';
 import type { LimitInput } from './limit.js';
 import { namespaceForLimit } from './namespace.js';
@@ -39,6 +39,7 @@ function pack(items: { namespaceId: string; identifier: string; limit: number; d
 /** All or nothing: when any item is refused, no item consumes anything. */
 export function multiLimit(input: LimitInput[], ctx: Ctx): MultiLimitResult {
   const items = input.map((item) => ({ ...item, namespaceId: namespaceForLimit(ctx, item.namespace).id }));
+  joinBatch();
   const out = limiter.limitMany(pack(items), ctx.nowMs);
   if (out.charCodeAt(0) === 49 /* '1' */) noteCommit();
   const outcomes = JSON.parse(out.slice(1)) as Outcome[];

@@ -1,0 +1,36 @@
+// Seeded data for benches, written with the real management code straight into the store
+// (the bench process opens the same LMDB environment as the server it measures: LMDB is
+// multi-process safe). Key strings are kept only in the bench's memory / temp files.
+import { native } from '../../src/engine/native.js';
+import { Principal } from '../../src/auth/permissions.js';
+import { createKey, type CreateKeyInput } from '../../src/procedures/keys/createKey.js';
+import { getRecord } from '../../src/store/db.js';
+import type { ApiRecord } from '../../src/store/records.js';
+import type { Ctx } from '../../src/procedures/context.js';
+
+export function openStore(dataDir: string): void {
+  native.open(dataDir, false, 0, 0);
+}
+
+export function benchCtx(apiId: string): Ctx {
+  const api = getRecord<ApiRecord>('apis', apiId);
+  if (api === undefined) throw new Error(`API ${apiId} not found in the store`);
+  return { principal: new Principal(api.workspaceId, 'rk_bench', ['*']), nowMs: Date.now(), requestId: 'req_bench', vaultKey: undefined };
+}
+
+/** Creates `count` keys through keys.createKey's handler; returns their key strings. */
+export function seedKeys(apiId: string, count: number, shape: Omit<CreateKeyInput, 'apiId' | 'byteLength' | 'enabled' | 'recoverable'>, onProgress?: (done: number) => void): string[] {
+  const ctx = benchCtx(apiId);
+  const keys: string[] = [];
+  for (let i = 0; i < count; i++) {
+    keys.push(createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, ...shape }, ctx).key);
+    if (onProgress !== undefined && (i + 1) % 10_000 === 0) onProgress(i + 1);
+  }
+  return keys;
+}
+
+/** Credits and one autoApply limit, both large enough never to refuse during a bench. */
+export const LIMITED_KEY = {
+  credits: { remaining: 1_000_000_000 },
+  ratelimits: [{ name: 'requests', limit: 1_000_000_000, duration: 60_000, autoApply: true }],
+};

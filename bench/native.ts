@@ -1,0 +1,79 @@
+// In-process engine throughput: native calls per second on one core (this thread), no HTTP.
+//   npm run bench:native        (BENCH_SECONDS, BENCH_KEYS, BENCH_BATCH to change the run)
+// Scenarios: verifyKey on keys with credits + one autoApply limit, verifyKey on plain keys
+// (read-only), ratelimits.limit over 1,000,000 identifiers and on one hot identifier. State-
+// changing calls are measured both as the server runs them (group commit: one LMDB commit
+// per event-loop turn, here per BENCH_BATCH calls) and with one commit per call.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { engine, limiter, native } from '../src/engine/native.js';
+import { createWorkspace } from '../src/store/rootKeys.js';
+import { insertApi } from '../src/store/apis.js';
+import { ensureNamespace } from '../src/store/ratelimits.js';
+import { LIMITED_KEY, seedKeys } from './lib/seed.js';
+
+const KEYS = Number(process.env.BENCH_KEYS ?? 10_000);
+/** Calls per group-commit batch, as the server commits the hot calls of one event-loop turn. */
+const BATCH = Number(process.env.BENCH_BATCH ?? 64);
+const batchNative = native as unknown as { batchBegin(): void; batchCommit(): boolean };
+
+/** Wraps a call so every BATCH calls share one commit (batchBegin … batchCommit). */
+function batched(call: (i: number) => void): (i: number) => void {
+  let inBatch = 0;
+  return (i) => {
+    if (inBatch === 0) batchNative.batchBegin();
+    call(i);
+    if (++inBatch === BATCH) {
+      batchNative.batchCommit();
+      inBatch = 0;
+    }
+  };
+}
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+
+function measure(name: string, call: (i: number) => void): number {
+  for (let i = 0; i < 20_000; i++) call(i); // warm-up
+  batchNative.batchCommit();
+  let calls = 0;
+  const start = process.hrtime.bigint();
+  const until = start + BigInt(SECONDS * 1e9);
+  let now = start;
+  while (now < until) {
+    for (let j = 0; j < 1000; j++) call(calls++);
+    now = process.hrtime.bigint();
+  }
+  batchNative.batchCommit(); // a batch left open by the last round (no-op otherwise)
+  const perSec = calls / (Number(now - start) / 1e9);
+  process.stdout.write(`| ${name} | ${Math.round(perSec).toLocaleString('en-US')} | ${(1e6 / perSec).toFixed(2)} |\n`);
+  return perSec;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'keyward-bench-native-'));
+native.open(dir, false, 100, 0);
+const ws = createWorkspace(Date.now());
+const api = insertApi(ws.id, 'bench', Date.now());
+const limited = seedKeys(api.id, KEYS, LIMITED_KEY);
+const plain = seedKeys(api.id, KEYS, {});
+const ns = ensureNamespace(ws.id, 'bench', Date.now());
+
+process.stdout.write(`native engine, one thread, ${KEYS.toLocaleString('en-US')} keys each, ${SECONDS} s per scenario\n`);
+process.stdout.write('| scenario | calls/s | µs/call |\n|---|---|---|\n');
+const verify = (keys: string[]) => (i: number) => {
+  const out = engine.verifyKey(ws.id, '*', keys[i % keys.length] as string, -1, null, '', Date.now());
+  if (out.charCodeAt(10) !== 116 /* flag + {"valid":t */) throw new Error(`unexpected verification: ${out}`);
+};
+const limitMany = (i: number) => {
+  limiter.limit(ns.id, `user_${(i * 7919) % 1_000_000}`, 1_000_000, 60_000, 1, Date.now());
+};
+const limitHot = () => {
+  limiter.limit(ns.id, 'hot', 1_000_000_000, 60_000, 1, Date.now());
+};
+measure(`verifyKey, credits + 1 autoApply limit, commit per ${BATCH} calls`, batched(verify(limited)));
+measure('verifyKey, credits + 1 autoApply limit, commit per call', verify(limited));
+measure('verifyKey, plain key (read only)', verify(plain));
+measure(`ratelimits.limit, 1,000,000 identifiers, commit per ${BATCH} calls`, batched(limitMany));
+measure('ratelimits.limit, 1,000,000 identifiers, commit per call', limitMany);
+measure(`ratelimits.limit, one hot identifier, commit per ${BATCH} calls`, batched(limitHot));
+batchNative.batchCommit();
+native.close();
