@@ -16,7 +16,12 @@ export interface WrkResult {
 
 export interface WrkRun {
   url: string;
+  /** A fixed body, or a Lua expression building one per request (see `bodyLua`). */
   body: string;
+  /** Lua code run once per wrk thread (e.g. loading keys from a file). */
+  initLua?: string;
+  /** A Lua expression evaluated per request for the body (overrides `body`). */
+  bodyLua?: string;
   headers: Record<string, string>;
   connections: number;
   threads: number;
@@ -35,14 +40,22 @@ function toMs(value: string): number {
 }
 
 export function runWrk(run: WrkRun): WrkResult {
+  return parseWrk(execWrk(run));
+}
+
+function execWrk(run: WrkRun): string {
   const dir = mkdtempSync(join(tmpdir(), 'keyward-wrk-'));
   const script = join(dir, 'request.lua');
   const headerLines = Object.entries(run.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`).join('\n');
-  writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${luaString(run.body)}\n${headerLines}\n`);
+  const perRequest = run.bodyLua === undefined ? '' : `\nrequest = function()\n  return wrk.format(nil, nil, nil, ${run.bodyLua})\nend\n`;
+  writeFileSync(script, `wrk.method = "POST"\nwrk.body = ${luaString(run.body)}\n${headerLines}\n${run.initLua ?? ''}${perRequest}`);
   const res = spawnSync('wrk', ['-t', String(run.threads), '-c', String(run.connections), '-d', `${run.durationS}s`, '--latency', '-s', script, run.url], { encoding: 'utf8' });
   if (res.error) throw new Error(`wrk could not run (${res.error.message}); install it with apt-get install wrk`);
   if (res.status !== 0) throw new Error(`wrk failed: ${res.stderr}`);
-  const out = res.stdout;
+  return res.stdout;
+}
+
+export function parseWrk(out: string): WrkResult {
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(out);
   const p50 = /\n\s+50%\s+(\S+)/.exec(out);
   const p99 = /\n\s+99%\s+(\S+)/.exec(out);
@@ -56,4 +69,9 @@ export function runWrk(run: WrkRun): WrkResult {
     non2xx: non2xx === null ? 0 : Number(non2xx[1]),
     errors: errs === null ? 0 : errs.slice(1).reduce((a, b) => a + Number(b), 0),
   };
+}
+
+/** Lua for init: loads one string per line of `file` into the global table `items`. */
+export function loadLinesLua(file: string): string {
+  return `items = {}\nfor line in io.lines(${luaString(file)}) do items[#items + 1] = line end\nmath.randomseed(os.time())\n`;
 }

@@ -15,7 +15,7 @@ export interface CatalogueEntry {
 
 export const CATALOGUE = {
   invalid_input: { status: 400, title: 'Bad Request', category: 'application', when: 'The request body does not match the procedure\'s schema (a wrong type, a value out of bounds, a missing or unknown field). `errors` lists each problem.' },
-  malformed_json: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'The request body is not valid UTF-8 JSON.' },
+  malformed_json: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'The request body is empty, not valid UTF-8 JSON, or nested more than 64 levels deep.' },
   invalid_cursor: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'A pagination cursor was not produced by this server for this list.' },
   permissions_query_syntax_error: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'The permission query of keys.verifyKey is not valid syntax.' },
   missing_authorization: { status: 401, title: 'Unauthorized', category: 'authentication', when: 'No `Authorization` header was sent.' },

@@ -19,11 +19,16 @@ export function overrideKey(namespaceId: string, identifier: string): string {
 // Namespaces are never deleted, so each thread may keep what it has looked up.
 const cache = new Map<string, NamespaceRecord>();
 
+/** The namespace table key: names up to 512 characters are hashed past 440 bytes, like identifiers. */
+function namespaceKey(workspaceId: string, name: string): string {
+  return `${workspaceId}/${storageId(name)}`;
+}
+
 export function findNamespace(workspaceId: string, nameOrId: string): NamespaceRecord | undefined {
   const cacheKey = `${workspaceId}/${nameOrId}`;
   const hit = cache.get(cacheKey);
   if (hit !== undefined) return hit;
-  let record = getRecord<NamespaceRecord>('ratelimit_namespaces', cacheKey);
+  let record = getRecord<NamespaceRecord>('ratelimit_namespaces', namespaceKey(workspaceId, nameOrId));
   if (record === undefined && nameOrId.startsWith('rlns_')) {
     const key = idxGet(IDX.nsId(nameOrId));
     const byId = key === undefined ? undefined : getRecord<NamespaceRecord>('ratelimit_namespaces', key);
@@ -39,7 +44,7 @@ export function findNamespace(workspaceId: string, nameOrId: string): NamespaceR
 /** The namespace with this name, created when missing (concurrent creators agree on one). */
 export function ensureNamespace(workspaceId: string, name: string, nowMs: number): NamespaceRecord {
   return findNamespace(workspaceId, name) ?? transact(() => {
-    const key = `${workspaceId}/${name}`;
+    const key = namespaceKey(workspaceId, name);
     const existing = getRecord<NamespaceRecord>('ratelimit_namespaces', key);
     if (existing !== undefined) return existing;
     const record: NamespaceRecord = { id: newId('rlns', nowMs), workspaceId, name, createdAtMs: nowMs };

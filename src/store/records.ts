@@ -131,7 +131,7 @@ export const IDX = {
   nsOverrides: (namespaceId: string) => `ns_ovr/${namespaceId}/`,
 } as const;
 
-/** ratelimit_namespaces table, key `<workspaceId>/<name>`; indexes ns_id/<id> → that key. */
+/** ratelimit_namespaces table, key `<workspaceId>/<sid of the name>` (see store/ratelimits.ts); indexes ns_id/<id> → that key. */
 export interface NamespaceRecord {
   id: string;
   workspaceId: string;
