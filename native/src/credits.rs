@@ -13,6 +13,8 @@
 //! each day, or of the refill day) that is later than `last_refill_at_ms`, a balance below
 //! `refill_amount` is set to it (a higher balance, e.g. after an increment, is kept).
 
+use crate::fixed;
+
 pub const RECORD_BYTES: usize = 32;
 const DAY_MS: i64 = 86_400_000;
 
@@ -26,18 +28,13 @@ pub struct Credits {
 
 impl Credits {
     pub fn decode(bytes: &[u8]) -> Option<Credits> {
-        if bytes.len() != RECORD_BYTES {
-            return None;
-        }
-        let at = |i: usize| i64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-        Some(Credits { remaining: at(0), refill_amount: at(1), refill_day: at(2), last_refill_at_ms: at(3) })
+        let [remaining, refill_amount, refill_day, last_refill_at_ms] = fixed::read_i64s::<4>(bytes)?;
+        Some(Credits { remaining, refill_amount, refill_day, last_refill_at_ms })
     }
 
     pub fn encode(&self) -> [u8; RECORD_BYTES] {
         let mut out = [0u8; RECORD_BYTES];
-        for (i, v) in [self.remaining, self.refill_amount, self.refill_day, self.last_refill_at_ms].iter().enumerate() {
-            out[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
-        }
+        fixed::write_i64s(&[self.remaining, self.refill_amount, self.refill_day, self.last_refill_at_ms], &mut out);
         out
     }
 

@@ -5,6 +5,7 @@
 
 mod api;
 mod credits;
+mod fixed;
 mod hash;
 mod json;
 mod limit;

@@ -12,6 +12,8 @@
 //! duration_ms · seq · current · previous. A record whose `seq` is older than the previous
 //! bucket holds nothing that still counts, so it may be deleted (the sweeper does).
 
+use crate::fixed;
+
 pub const RECORD_BYTES: usize = 32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,18 +37,13 @@ pub struct Decision {
 
 impl Window {
     pub fn decode(bytes: &[u8]) -> Option<Window> {
-        if bytes.len() != RECORD_BYTES {
-            return None;
-        }
-        let at = |i: usize| i64::from_le_bytes(bytes[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-        Some(Window { duration_ms: at(0), seq: at(1), current: at(2), previous: at(3) })
+        let [duration_ms, seq, current, previous] = fixed::read_i64s::<4>(bytes)?;
+        Some(Window { duration_ms, seq, current, previous })
     }
 
     pub fn encode(&self) -> [u8; RECORD_BYTES] {
         let mut out = [0u8; RECORD_BYTES];
-        for (i, v) in [self.duration_ms, self.seq, self.current, self.previous].iter().enumerate() {
-            out[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
-        }
+        fixed::write_i64s(&[self.duration_ms, self.seq, self.current, self.previous], &mut out);
         out
     }
 

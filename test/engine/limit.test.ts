@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureNamespace, removeOverride, upsertOverride } from '../../src/store/ratelimits.js';
 import type { NamespaceRecord } from '../../src/store/records.js';
+import { packLimitRequests } from '../../src/procedures/ratelimits/multiLimit.js';
 
 interface Native {
   open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void;
@@ -64,26 +65,8 @@ interface Req {
   cost: number;
 }
 
-function pack(reqs: Req[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const r of reqs) {
-    for (const text of [r.ns, r.id]) {
-      const bytes = Buffer.from(text, 'utf8');
-      const len = Buffer.alloc(2);
-      len.writeUInt16LE(bytes.length);
-      parts.push(len, bytes);
-    }
-    const nums = Buffer.alloc(24);
-    nums.writeDoubleLE(r.limit, 0);
-    nums.writeDoubleLE(r.duration, 8);
-    nums.writeDoubleLE(r.cost, 16);
-    parts.push(nums);
-  }
-  return Buffer.concat(parts);
-}
-
 function many(reqs: Req[], now: number): { wrote: boolean; out: Outcome[] } {
-  const raw = native.limitMany(pack(reqs), now);
+  const raw = native.limitMany(packLimitRequests(reqs.map((r) => ({ namespaceId: r.ns, identifier: r.id, limit: r.limit, duration: r.duration, cost: r.cost }))), now);
   expect(['0', '1']).toContain(raw[0]);
   return { wrote: raw[0] === '1', out: JSON.parse(raw.slice(1)) as Outcome[] };
 }
@@ -355,7 +338,7 @@ describe('multiLimit', () => {
   });
 
   it('a truncated buffer is a clear error', () => {
-    const buf = pack([{ ns: 'n', id: 'i', limit: 1, duration: MIN, cost: 1 }]);
+    const buf = packLimitRequests([{ namespaceId: 'n', identifier: 'i', limit: 1, duration: MIN, cost: 1 }]);
     expect(() => native.limitMany(buf.subarray(0, buf.length - 3), T0)).toThrow(/truncated/);
   });
 });

@@ -18,7 +18,7 @@ export interface MultiLimitResult {
 }
 
 /** Packs the requests as native/src/limit.rs decode_requests reads them. */
-function pack(items: { namespaceId: string; identifier: string; limit: number; duration: number; cost: number }[]): Buffer {
+export function packLimitRequests(items: { namespaceId: string; identifier: string; limit: number; duration: number; cost: number }[]): Buffer {
   const parts: Buffer[] = [];
   for (const item of items) {
     for (const text of [item.namespaceId, item.identifier]) {
@@ -40,7 +40,7 @@ function pack(items: { namespaceId: string; identifier: string; limit: number; d
 export function multiLimit(input: LimitInput[], ctx: Ctx): MultiLimitResult {
   const items = input.map((item) => ({ ...item, namespaceId: namespaceForLimit(ctx, item.namespace).id }));
   joinBatch();
-  const out = limiter.limitMany(pack(items), ctx.nowMs);
+  const out = limiter.limitMany(packLimitRequests(items), ctx.nowMs);
   if (out.charCodeAt(0) === 49 /* '1' */) noteCommit();
   const outcomes = JSON.parse(out.slice(1)) as Outcome[];
   const limits = outcomes.map((o, i) => {
