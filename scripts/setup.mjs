@@ -3,7 +3,8 @@
 // module (cargo, Debian crate registry) and the TypeScript build — each only when missing
 // or out of date. `npm start`, `npm test` and bin/keyward.mjs call it first.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROOT } from './cargo.mjs';
@@ -56,12 +57,21 @@ function mtime(path) {
   return existsSync(path) ? statSync(path).mtimeMs : 0;
 }
 
+// node_modules is current when it was installed from exactly this package.json and lock.
+function dependencyStamp() {
+  const hash = createHash('sha256');
+  for (const f of ['package.json', 'package-lock.json']) if (existsSync(join(ROOT, f))) hash.update(readFileSync(join(ROOT, f)));
+  return hash.digest('hex');
+}
+
 function ensureNpm(quiet) {
-  const stamp = join(ROOT, 'node_modules', '.package-lock.json');
-  if (mtime(stamp) >= mtime(join(ROOT, 'package-lock.json')) && existsSync(join(ROOT, 'node_modules', 'uWebSockets.js'))) return;
+  const stampFile = join(ROOT, 'node_modules', '.keyward-deps');
+  if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === dependencyStamp() && existsSync(join(ROOT, 'node_modules', 'uWebSockets.js'))) return;
   say(quiet, 'installing npm dependencies');
-  const lock = existsSync(join(ROOT, 'package-lock.json'));
-  run('npm', [lock ? 'ci' : 'install', '--no-audit', '--no-fund', '--include=dev'], { quiet });
+  // `npm install` rather than `npm ci`: npm 11 writes lock files without other platforms'
+  // optional packages, which `npm ci` then rejects; `install` honours the lock and completes it.
+  run('npm', ['install', '--no-audit', '--no-fund', '--include=dev'], { quiet });
+  writeFileSync(stampFile, dependencyStamp());
 }
 
 async function ensureNative(quiet, force) {

@@ -12,7 +12,7 @@ import { openApiDocument } from './rpc/openapi.js';
 import { ROUTES } from './rpc/routes.js';
 import { successBody } from './rpc/envelope.js';
 import { newRequestId } from './domain/ids.js';
-import { setDurability } from './store/durability.js';
+import { enableGroupCommit, setDurability } from './store/durability.js';
 import { configureWorkers } from './workers/pool.js';
 
 // src/serve.ts (vitest) or dist/src/serve.js (built): package.json is one or two levels up.
@@ -22,6 +22,7 @@ export const VERSION = packageJson === undefined ? '0.0.0' : (JSON.parse(readFil
 export function openStore(config: Config): void {
   native.open(config.dataDir, config.durability === 'disk', config.syncIntervalMs, config.initialMapBytes);
   setDurability(config.durability);
+  enableGroupCommit();
 }
 
 export function newMetrics(shared?: SharedArrayBuffer): Metrics {

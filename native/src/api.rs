@@ -10,6 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use crate::credits::Credits;
+use crate::hot::{self as hot_mod, Effect};
 use crate::limit::{self, LimitError, LimitRequest};
 use crate::verify::{self, Request, VerifyError};
 use crate::hash;
@@ -447,10 +448,7 @@ pub fn verify_key(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error>
         now_ms,
     };
     let outcome = verify::verify(&request).map_err(verify_error)?;
-    let mut out = String::with_capacity(outcome.json.len() + 1);
-    out.push(if outcome.wrote { '1' } else { '0' });
-    out.push_str(&outcome.json);
-    Ok(env.string(&out)?)
+    Ok(env.string(&flagged(outcome.effect, &outcome.json))?)
 }
 
 fn limit_error(e: LimitError) -> Error {
@@ -460,9 +458,11 @@ fn limit_error(e: LimitError) -> Error {
     }
 }
 
-fn flagged(wrote: bool, json: &str) -> String {
+/// "0" (read only), "1" (wrote) or "2" (wrote into a group-commit batch this call opened;
+/// JS must commit it) followed by the JSON.
+fn flagged(effect: Effect, json: &str) -> String {
     let mut out = String::with_capacity(json.len() + 1);
-    out.push(if wrote { '1' } else { '0' });
+    out.push(effect.flag());
     out.push_str(json);
     out
 }
@@ -481,9 +481,9 @@ pub fn limit(env: Env, args: &[napi_value; 6]) -> Result<napi_value, Error> {
         cost: int_arg(env, args[4], "cost")?,
     };
     let now_ms = int_arg(env, args[5], "nowMs")?;
-    let (outcomes, wrote) = limit::limit(std::slice::from_ref(&request), now_ms).map_err(limit_error)?;
+    let (outcomes, effect) = limit::limit(std::slice::from_ref(&request), now_ms).map_err(limit_error)?;
     let json = limit::outcomes_json(&outcomes);
-    Ok(env.string(&flagged(wrote, &json[1..json.len() - 1]))?)
+    Ok(env.string(&flagged(effect, &json[1..json.len() - 1]))?)
 }
 
 /// limitMany(requests: Buffer, nowMs): string — "1"/"0" + a JSON array of outcomes in
@@ -493,8 +493,8 @@ pub fn limit_many(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error>
     let bytes = buffer_arg(env, args[0], "requests")?;
     let now_ms = int_arg(env, args[1], "nowMs")?;
     let requests = limit::decode_requests(bytes).map_err(|what| bad(format!("requests buffer: {what}")))?;
-    let (outcomes, wrote) = limit::limit(&requests, now_ms).map_err(limit_error)?;
-    Ok(env.string(&flagged(wrote, &limit::outcomes_json(&outcomes)))?)
+    let (outcomes, effect) = limit::limit(&requests, now_ms).map_err(limit_error)?;
+    Ok(env.string(&flagged(effect, &limit::outcomes_json(&outcomes)))?)
 }
 
 /// sweepWindows(after: Buffer, nowMs, max): [next: Buffer, deleted: number] — removes
@@ -549,4 +549,10 @@ pub fn batch_begin(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
 /// (STORE_RETRY_MAP_FULL, STORE_IO) nothing of the batch was committed.
 pub fn batch_commit(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     Ok(env.boolean(store::batch_commit()?)?)
+}
+
+/// setGroupCommit(on: boolean): void — see hot::set_group_commit.
+pub fn set_group_commit(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    hot_mod::set_group_commit(bool_arg(env, args[0], "on")?);
+    Ok(env.undefined()?)
 }

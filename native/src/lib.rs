@@ -7,6 +7,7 @@ mod api;
 mod credits;
 mod fixed;
 mod hash;
+mod hot;
 mod json;
 mod limit;
 mod msgpack;
@@ -51,6 +52,7 @@ exports! {
     c"limitMany" => api::limit_many,
     c"sweepWindows" => api::sweep_windows,
     c"findOverride" => api::find_override,
+    c"setGroupCommit" => api::set_group_commit,
     c"batchBegin" => api::batch_begin,
     c"batchCommit" => api::batch_commit,
     c"creditsGet" => api::credits_get,

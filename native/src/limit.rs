@@ -17,6 +17,7 @@ use crate::hash;
 use crate::json;
 use crate::msgpack::DecodeError;
 use crate::records::{self, OverrideRecord};
+use crate::hot::{self, Effect, Put};
 use crate::store::{self, StoreError, Table, View};
 use crate::window::{self, Window};
 
@@ -139,7 +140,7 @@ pub struct Outcome {
     pub override_id: Option<String>,
 }
 
-fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec<Outcome>, Vec<(String, Window)>), LimitError> {
+fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec<Outcome>, Vec<Put>), LimitError> {
     let mut pending: HashMap<String, Window> = HashMap::new();
     let mut outcomes = Vec::with_capacity(reqs.len());
     let mut costs = Vec::with_capacity(reqs.len());
@@ -159,7 +160,8 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec
         outcomes.push(Outcome { success: d.success, limit, remaining: d.remaining, reset_ms: d.reset_ms, override_id: o.map(|o| o.id.to_owned()) });
     }
     if outcomes.iter().all(|o| o.success) {
-        return Ok((outcomes, pending.into_iter().collect()));
+        let puts = pending.into_iter().map(|(key, w)| Put { table: Table::RATELIMIT_WINDOWS, key: key.into_bytes(), value: w.encode().to_vec() }).collect();
+        return Ok((outcomes, puts));
     }
     for (o, cost) in outcomes.iter_mut().zip(costs) {
         if o.success {
@@ -169,28 +171,10 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec
     Ok((outcomes, vec![]))
 }
 
-/// Decides every request; commits the windows only when all are admitted. Returns the
-/// outcomes in request order and whether anything was written.
-pub fn limit(reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec<Outcome>, bool), LimitError> {
-    let (outcomes, writes) = store::view(|v| evaluate(v, reqs, now_ms))?;
-    if store::in_batch() {
-        // Inside this thread's group-commit batch: the view read through it; write to it.
-        for (key, w) in &writes {
-            store::put(Table::RATELIMIT_WINDOWS, key.as_bytes(), &w.encode())?;
-        }
-        return Ok((outcomes, !writes.is_empty()));
-    }
-    if writes.is_empty() {
-        return Ok((outcomes, false));
-    }
-    let outcomes = store::transaction(|| {
-        let (outcomes, writes) = store::view(|v| evaluate(v, reqs, now_ms))?;
-        for (key, w) in &writes {
-            store::put(Table::RATELIMIT_WINDOWS, key.as_bytes(), &w.encode())?;
-        }
-        Ok::<_, LimitError>(outcomes)
-    })?;
-    Ok((outcomes, true))
+/// Decides every request; the windows are written only when all are admitted. Returns the
+/// outcomes in request order and what the call did to the store.
+pub fn limit(reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec<Outcome>, Effect), LimitError> {
+    hot::run(false, |v| evaluate(v, reqs, now_ms))
 }
 
 /// `[{success, limit, remaining, reset, overrideId?}, …]`

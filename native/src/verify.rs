@@ -16,7 +16,8 @@ use crate::json;
 use crate::msgpack::DecodeError;
 use crate::permissions;
 use crate::records::{self, IdentityRecord, KeyRecord, RatelimitDef, RoleRecord};
-use crate::store::{self, StoreError, Table, View};
+use crate::hot::{self, Effect, Put};
+use crate::store::{StoreError, Table, View};
 use crate::window::{self, Decision};
 
 pub struct Request<'a> {
@@ -59,21 +60,14 @@ impl From<DecodeError> for VerifyError {
 pub struct Outcome {
     /// The `data` object of the reply, as JSON text.
     pub json: String,
-    /// The verification committed a change (in `disk` mode its reply waits for an fsync).
-    pub wrote: bool,
-}
-
-struct Write {
-    table: Table,
-    key: Vec<u8>,
-    value: Vec<u8>,
+    pub effect: Effect,
 }
 
 const NOT_FOUND: &str = "{\"valid\":false,\"code\":\"NOT_FOUND\"}";
 
 thread_local! {
-    /// Hashes of keys whose last verification changed state (credits or limits): they go
-    /// straight to the write transaction. Only a hint: the write path re-reads everything.
+    /// Hashes of keys whose last verification changed state (credits or limits): they skip
+    /// the read-only attempt. Only a hint: the write path re-reads everything.
     static WRITERS: RefCell<HashSet<[u8; 32]>> = RefCell::new(HashSet::new());
 }
 
@@ -81,39 +75,23 @@ const WRITERS_LIMIT: usize = 200_000;
 
 pub fn verify(req: &Request<'_>) -> Result<Outcome, VerifyError> {
     let hash = hash::sha256(req.key);
-    if store::in_batch() {
-        // Inside this thread's group-commit batch: read and write through it directly.
-        let (json, writes) = store::view(|v| evaluate(v, req, &hash))?;
-        for w in &writes {
-            store::put(w.table, &w.key, &w.value)?;
-        }
-        return Ok(Outcome { json, wrote: !writes.is_empty() });
-    }
-    if !WRITERS.with(|w| w.borrow().contains(&hash)) {
-        let (json, writes) = store::view(|v| evaluate(v, req, &hash))?;
-        if writes.is_empty() {
-            return Ok(Outcome { json, wrote: false });
-        }
-    }
-    let (json, wrote) = store::transaction(|| {
-        let (json, writes) = store::view(|v| evaluate(v, req, &hash))?;
-        for w in &writes {
-            store::put(w.table, &w.key, &w.value)?;
-        }
-        Ok::<_, VerifyError>((json, !writes.is_empty()))
-    })?;
-    WRITERS.with(|w| {
-        let mut w = w.borrow_mut();
-        if wrote {
-            if w.len() >= WRITERS_LIMIT {
-                w.clear();
+    let expect_writes = WRITERS.with(|w| w.borrow().contains(&hash));
+    let (json, effect) = hot::run(expect_writes, |v| evaluate(v, req, &hash))?;
+    let wrote = effect != Effect::Read;
+    if wrote != expect_writes {
+        WRITERS.with(|w| {
+            let mut w = w.borrow_mut();
+            if !wrote {
+                w.remove(&hash);
+            } else {
+                if w.len() >= WRITERS_LIMIT {
+                    w.clear();
+                }
+                w.insert(hash);
             }
-            w.insert(hash);
-        } else {
-            w.remove(&hash);
-        }
-    });
-    Ok(Outcome { json, wrote })
+        });
+    }
+    Ok(Outcome { json, effect })
 }
 
 fn api_allowed(allowed: &str, api_id: &str) -> bool {
@@ -129,7 +107,7 @@ struct Check<'a> {
     decision: Decision,
 }
 
-fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32]) -> Result<(String, Vec<Write>), VerifyError> {
+fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32]) -> Result<(String, Vec<Put>), VerifyError> {
     let Some(key_id) = v.get(Table::KEY_HASHES, hash)? else { return Ok((NOT_FOUND.into(), vec![])) };
     let Some(key_bytes) = v.get(Table::KEYS, key_id)? else { return Ok((NOT_FOUND.into(), vec![])) };
     let key = records::key(key_bytes)?;
@@ -186,11 +164,11 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32]) -> Result<(String,
         balance = Some(c.remaining - cost);
         if cost > 0 {
             let next = Credits { remaining: c.remaining - cost, ..c };
-            writes.push(Write { table: Table::CREDITS, key: key.id.as_bytes().to_vec(), value: next.encode().to_vec() });
+            writes.push(Put { table: Table::CREDITS, key: key.id.as_bytes().to_vec(), value: next.encode().to_vec() });
         }
     }
     for c in checks.iter().filter(|c| c.cost > 0) {
-        writes.push(Write { table: Table::RATELIMIT_WINDOWS, key: c.window_key.clone().into_bytes(), value: c.decision.next.encode().to_vec() });
+        writes.push(Put { table: Table::RATELIMIT_WINDOWS, key: c.window_key.clone().into_bytes(), value: c.decision.next.encode().to_vec() });
     }
     Ok((reply.json("VALID", balance, Some((&checks, true))), writes))
 }

@@ -1,11 +1,13 @@
 // When a reply may leave (DESIGN.md §1): nothing is acknowledged before it is committed.
 //
-// Group commit of the hot procedures: the first verifyKey / limit of an event-loop turn
-// opens one LMDB write transaction on this thread (native batchBegin); the hot calls of
-// that turn read and write through it; it is committed at the end of the turn (setImmediate,
-// or earlier when a management transaction needs the writer). Every reply produced while a
-// batch is open waits for that commit; if the commit fails, those replies become 503 and
-// nothing of the batch was applied.
+// Group commit of the hot procedures (on in the server, see enableGroupCommit): the first
+// verifyKey / limit of an event-loop turn that changes state opens one LMDB write
+// transaction on this thread (the native call reports it with the flag '2'); the hot calls
+// of that turn read and write through it; it is committed at the end of the turn
+// (setImmediate, or earlier when a management transaction needs the writer). Read-only hot
+// calls never take the writer lock. Every reply produced while a batch is open waits for
+// that commit; if the commit fails, those replies become 503 and nothing of the batch was
+// applied.
 //
 // Modes:
 //  - `process`: a reply leaves once its writes are committed (in the OS page cache, which a
@@ -16,7 +18,7 @@ import { native } from '../engine/native.js';
 import type { Durability } from '../config.js';
 
 interface BatchNative {
-  batchBegin(): void;
+  setGroupCommit(on: boolean): void;
   batchCommit(): boolean;
 }
 const batchNative = native as unknown as BatchNative;
@@ -56,13 +58,23 @@ function scheduleFlush(): void {
   setImmediate(flush);
 }
 
-/** Called by the hot procedures before their native call. */
-export function joinBatch(): void {
-  if (batchOpen) return;
-  batchNative.batchBegin();
-  batchOpen = true;
-  batchSeq++;
-  scheduleFlush();
+export function enableGroupCommit(): void {
+  batchNative.setGroupCommit(true);
+}
+
+/**
+ * After a hot native call: `flag` is the first character code of its result — '0' read
+ * only, '1' wrote (committed, or into this turn's open batch), '2' wrote into a batch the
+ * call opened, which this turn must now commit.
+ */
+export function noteHotEffect(flag: number): void {
+  if (flag === 48 /* '0' */) return;
+  commits++;
+  if (flag === 50 /* '2' */) {
+    batchOpen = true;
+    batchSeq++;
+    scheduleFlush();
+  }
 }
 
 /** Commits the open batch, if any (before another transaction, at the end of the turn, on shutdown). */

@@ -1,7 +1,7 @@
 import { RawJson } from '../../domain/rawJson.js';
 import { engine, errorCode } from '../../engine/native.js';
 import { ApiError } from '../../errors/apiError.js';
-import { joinBatch, noteCommit } from '../../store/durability.js';
+import { noteHotEffect } from '../../store/durability.js';
 import type { Ctx } from '../context.js';
 
 export interface VerifyKeyInput {
@@ -18,7 +18,6 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): RawJson {
     throw new ApiError('insufficient_permissions', "The root key lacks the permission for this procedure. Missing one of these permissions: 'apis.*.verify_key' or 'apis.<apiId>.verify_key'.");
   }
   const named = input.ratelimits === undefined ? '' : input.ratelimits.map((r) => `${r.name}\u001f${r.cost}`).join('\u001e');
-  joinBatch();
   let out: string;
   try {
     out = engine.verifyKey(ctx.principal.workspaceId, scope, input.key, input.credits?.cost ?? -1, input.permissions ?? null, named, ctx.nowMs);
@@ -33,6 +32,6 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): RawJson {
     }
     throw err;
   }
-  if (out.charCodeAt(0) === 49 /* '1' */) noteCommit();
+  noteHotEffect(out.charCodeAt(0));
   return new RawJson(out.slice(1));
 }

@@ -1,6 +1,6 @@
 import { RawJson } from '../../domain/rawJson.js';
 import { limiter } from '../../engine/native.js';
-import { joinBatch, noteCommit } from '../../store/durability.js';
+import { noteHotEffect } from '../../store/durability.js';
 import type { Ctx } from '../context.js';
 import { namespaceForLimit } from './namespace.js';
 
@@ -15,8 +15,7 @@ export interface LimitInput {
 /** One synchronous native call; a refusal is data (success:false), not an error. */
 export function limit(input: LimitInput, ctx: Ctx): RawJson {
   const ns = namespaceForLimit(ctx, input.namespace);
-  joinBatch();
   const out = limiter.limit(ns.id, input.identifier, input.limit, input.duration, input.cost, ctx.nowMs);
-  if (out.charCodeAt(0) === 49 /* '1' */) noteCommit();
+  noteHotEffect(out.charCodeAt(0));
   return new RawJson(out.slice(1));
 }

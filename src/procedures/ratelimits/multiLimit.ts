@@ -1,5 +1,5 @@
 import { limiter } from '../../engine/native.js';
-import { joinBatch, noteCommit } from '../../store/durability.js';
+import { noteHotEffect } from '../../store/durability.js';
 import type { Ctx } from '../context.js';
 import type { LimitInput } from './limit.js';
 import { namespaceForLimit } from './namespace.js';
@@ -39,9 +39,8 @@ export function packLimitRequests(items: { namespaceId: string; identifier: stri
 /** All or nothing: when any item is refused, no item consumes anything. */
 export function multiLimit(input: LimitInput[], ctx: Ctx): MultiLimitResult {
   const items = input.map((item) => ({ ...item, namespaceId: namespaceForLimit(ctx, item.namespace).id }));
-  joinBatch();
   const out = limiter.limitMany(packLimitRequests(items), ctx.nowMs);
-  if (out.charCodeAt(0) === 49 /* '1' */) noteCommit();
+  noteHotEffect(out.charCodeAt(0));
   const outcomes = JSON.parse(out.slice(1)) as Outcome[];
   const limits = outcomes.map((o, i) => {
     const entry: MultiLimitResult['limits'][number] = { namespace: input[i]?.namespace ?? '', identifier: input[i]?.identifier ?? '', limit: o.limit, remaining: o.remaining, reset: o.reset, passed: o.success };
