@@ -135,10 +135,24 @@ function parseJson(body: string): unknown {
   if (body.trim() === '') {
     throw new ApiError('malformed_json', 'The request body is empty; send a JSON object.', { errors: [{ location: 'body', message: 'empty body', fix: 'send a JSON object, e.g. {}' }] });
   }
+  let value: unknown;
   try {
-    return JSON.parse(body);
+    value = JSON.parse(body);
   } catch (err) {
     const why = err instanceof RangeError ? 'it is nested too deeply' : (err as Error).message;
     throw new ApiError('malformed_json', `The request body is not valid JSON: ${why}.`, { errors: [{ location: 'body', message: 'malformed JSON' }] });
   }
+  // A \uD800–\uDFFF escape can smuggle an unpaired surrogate into a string, which is not text
+  // (it has no UTF-8 form). Only bodies with such an escape are walked.
+  if (/\\u[dD][89a-fA-F]/.test(body) && !wellFormed(value)) {
+    throw new ApiError('malformed_json', 'The request body contains a string with an unpaired UTF-16 surrogate escape (\\uD800–\\uDFFF); strings must be valid Unicode text.', { errors: [{ location: 'body', message: 'unpaired surrogate in a string' }] });
+  }
+  return value;
+}
+
+function wellFormed(value: unknown): boolean {
+  if (typeof value === 'string') return value.isWellFormed();
+  if (Array.isArray(value)) return value.every(wellFormed);
+  if (typeof value === 'object' && value !== null) return Object.entries(value).every(([k, v]) => k.isWellFormed() && wellFormed(v));
+  return true;
 }

@@ -7,7 +7,8 @@ import { delRecord, getRecord, transact } from '../store/db.js';
 import { removeKey } from '../store/keys.js';
 import type { ApiRecord, KeyRecord } from '../store/records.js';
 
-export const BATCH = 500;
+// Small batches: each holds the writer lock, so the serving threads wait at most one of them.
+export const BATCH = 100;
 
 export interface PurgeTask {
   dataDir: string;

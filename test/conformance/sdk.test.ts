@@ -6,7 +6,7 @@ import { Unkey } from '@unkey/api';
 import * as errors from '@unkey/api/models/errors';
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../helpers/live.js';
-import { randomRootKey, rootKeyWith } from '../helpers/server.js';
+import { call, expectOk, randomRootKey, rootKeyWith } from '../helpers/server.js';
 
 const srv = liveServer();
 
@@ -18,7 +18,14 @@ function sdk(rootKey = srv().rootKey): Unkey {
 interface State {
   apiId?: string;
   apiName?: string;
+  keyId?: string;
+  key?: string;
+  roles?: string[];
+  rerolled?: { keyId: string; key: string };
 }
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Any = any;
 
 interface SdkCall {
   name: string;
@@ -75,6 +82,217 @@ const CALLS: SdkCall[] = [
       expect(pages[0]?.data).toEqual([]);
     },
   },
+
+  // ── keys.* (rows below run against the API created above) ──────────────────────────
+  {
+    name: 'keys.createKey',
+    run: async (u, s) => {
+      const roles = [`sdk_role_a_${Date.now()}`, `sdk_role_b_${Date.now()}`];
+      for (const name of roles) expectOk(await call(srv(), 'permissions.createRole', { name, permissions: [`${name}.perm`] }));
+      s.roles = roles;
+      return u.keys.createKey({
+        apiId: need(s.apiId, 'apiId'),
+        prefix: 'sdk',
+        name: 'sdk key',
+        externalId: 'sdk_user',
+        meta: { plan: 'pro' },
+        roles: [roles[0] as string],
+        permissions: ['sdk.read'],
+        expires: 4102444800000,
+        credits: { remaining: 100, refill: { interval: 'monthly', amount: 100, refillDay: 1 } },
+        ratelimits: [{ name: 'sdk_limit', limit: 100, duration: 60_000, autoApply: true }],
+      });
+    },
+    check: (r, s) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['createKey']>>;
+      expect(res.meta.requestId).toMatch(/^req_/);
+      expect(res.data.key).toMatch(/^sdk_/);
+      s.keyId = res.data.keyId;
+      s.key = res.data.key;
+    },
+  },
+  {
+    name: 'keys.verifyKey (VALID with credits, permissions and ratelimits)',
+    run: (u, s) => u.keys.verifyKey({ key: need(s.key, 'key'), permissions: 'sdk.read', credits: { cost: 2 }, ratelimits: [{ name: 'sdk_limit', cost: 1 }] }),
+    check: (r, s) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['verifyKey']>>;
+      expect(res.data).toMatchObject({ valid: true, code: 'VALID', keyId: s.keyId, credits: 98, name: 'sdk key', meta: { plan: 'pro' } });
+      expect(res.data.identity?.externalId).toBe('sdk_user');
+      expect(res.data.ratelimits?.[0]).toMatchObject({ name: 'sdk_limit', exceeded: false });
+    },
+  },
+  {
+    name: 'keys.getKey',
+    run: (u, s) => u.keys.getKey({ keyId: need(s.keyId, 'keyId') }),
+    check: (r, s) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['getKey']>>;
+      expect(res.data).toMatchObject({ keyId: s.keyId, enabled: true, name: 'sdk key', credits: { remaining: 98, refill: { interval: 'monthly', amount: 100, refillDay: 1 } } });
+      expect(res.data.roles).toEqual([s.roles?.[0]]);
+      expect([...(res.data.permissions ?? [])].sort()).toEqual([`${s.roles?.[0]}.perm`, 'sdk.read'].sort());
+      expect(res.data.identity?.externalId).toBe('sdk_user');
+      expect(res.data.ratelimits?.[0]).toMatchObject({ name: 'sdk_limit', limit: 100, duration: 60_000, autoApply: true });
+    },
+  },
+  {
+    name: 'keys.whoami',
+    run: (u, s) => u.keys.whoami({ key: need(s.key, 'key') }),
+    check: (r, s) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['whoami']>>;
+      expect(res.data.keyId).toBe(s.keyId);
+    },
+  },
+  {
+    name: 'keys.updateKey',
+    run: (u, s) => u.keys.updateKey({ keyId: need(s.keyId, 'keyId'), name: 'renamed by sdk', meta: null, enabled: true }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['updateKey']>>;
+      expect(res.meta.requestId).toMatch(/^req_/);
+      // The SDK parses data as Unkey's EmptyResponse and drops keyward's extra fields; the
+      // new name is checked through verifyKey below.
+      expect(typeof res.data).toBe('object');
+    },
+  },
+  {
+    name: 'keys.updateCredits (increment)',
+    run: (u, s) => u.keys.updateCredits({ keyId: need(s.keyId, 'keyId'), operation: 'increment', value: 2 }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['updateCredits']>>;
+      expect(res.data).toMatchObject({ remaining: 100, refill: { interval: 'monthly', amount: 100 } });
+    },
+  },
+  {
+    name: 'keys.updateCredits (set null → unlimited)',
+    run: (u, s) => u.keys.updateCredits({ keyId: need(s.keyId, 'keyId'), operation: 'set', value: null }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['updateCredits']>>;
+      expect(res.data.remaining).toBeNull();
+    },
+  },
+  {
+    name: 'keys.addRoles',
+    run: (u, s) => u.keys.addRoles({ keyId: need(s.keyId, 'keyId'), roles: [need(s.roles?.[1], 'role')] }),
+    check: (r, s) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['addRoles']>>;
+      expect(res.data.map((x) => x.name).sort()).toEqual([...(s.roles ?? [])].sort());
+      expect(res.data[0]?.permissions?.[0]?.slug).toMatch(/\.perm$/);
+    },
+  },
+  {
+    name: 'keys.removeRoles',
+    run: (u, s) => u.keys.removeRoles({ keyId: need(s.keyId, 'keyId'), roles: [need(s.roles?.[0], 'role')] }),
+    check: (r, s) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['removeRoles']>>;
+      expect(res.data.map((x) => x.name)).toEqual([s.roles?.[1]]);
+    },
+  },
+  {
+    name: 'keys.setRoles',
+    run: (u, s) => u.keys.setRoles({ keyId: need(s.keyId, 'keyId'), roles: [...need(s.roles, 'roles')] }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['setRoles']>>;
+      expect(res.data).toHaveLength(2);
+    },
+  },
+  {
+    name: 'keys.addPermissions',
+    run: (u, s) => u.keys.addPermissions({ keyId: need(s.keyId, 'keyId'), permissions: ['sdk.write', 'sdk.delete'] }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['addPermissions']>>;
+      expect(res.data.map((p) => p.slug).sort()).toEqual(['sdk.delete', 'sdk.read', 'sdk.write']);
+      for (const p of res.data) expect(p.id).toMatch(/^perm_/);
+    },
+  },
+  {
+    name: 'keys.removePermissions',
+    run: (u, s) => u.keys.removePermissions({ keyId: need(s.keyId, 'keyId'), permissions: ['sdk.delete'] }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['removePermissions']>>;
+      expect(res.data.map((p) => p.slug).sort()).toEqual(['sdk.read', 'sdk.write']);
+    },
+  },
+  {
+    name: 'keys.setPermissions',
+    run: (u, s) => u.keys.setPermissions({ keyId: need(s.keyId, 'keyId'), permissions: ['sdk.read'] }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['setPermissions']>>;
+      expect(res.data.map((p) => p.slug)).toEqual(['sdk.read']);
+    },
+  },
+  {
+    name: 'keys.rerollKey',
+    run: (u, s) => u.keys.rerollKey({ keyId: need(s.keyId, 'keyId'), expiration: 0 }),
+    check: (r, s) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['rerollKey']>>;
+      expect(res.data.key).toMatch(/^sdk_/);
+      expect(res.data.keyId).not.toBe(s.keyId);
+      s.rerolled = { keyId: res.data.keyId, key: res.data.key };
+    },
+  },
+  {
+    name: 'keys.verifyKey (the rerolled-away key is EXPIRED)',
+    run: (u, s) => u.keys.verifyKey({ key: need(s.key, 'key') }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['verifyKey']>>;
+      expect(res.data).toMatchObject({ valid: false, code: 'EXPIRED' });
+    },
+  },
+  {
+    name: 'keys.verifyKey (the new key is VALID)',
+    run: (u, s) => u.keys.verifyKey({ key: need(s.rerolled?.key, 'rerolled key') }),
+    check: (r, s) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['verifyKey']>>;
+      expect(res.data).toMatchObject({ valid: true, code: 'VALID', keyId: s.rerolled?.keyId, name: 'renamed by sdk' });
+    },
+  },
+  {
+    name: 'apis.listKeys (iterating 3 pages of full key records)',
+    run: async (u, s) => {
+      for (let i = 0; i < 3; i++) await u.keys.createKey({ apiId: need(s.apiId, 'apiId'), externalId: 'sdk_user' });
+      const pages: { data: Any[]; pagination?: { hasMore: boolean; cursor?: string } }[] = [];
+      for await (const page of await u.apis.listKeys({ apiId: need(s.apiId, 'apiId'), limit: 2 })) {
+        pages.push(page.result as Any);
+        if (pages.length > 50) throw new Error('the iterator does not stop');
+      }
+      return pages;
+    },
+    check: (r, s) => {
+      const pages = r as { data: Any[]; pagination?: { hasMore: boolean } }[];
+      expect(pages).toHaveLength(3);
+      const ids = pages.flatMap((p) => p.data.map((k: { keyId: string }) => k.keyId));
+      expect(ids).toHaveLength(5);
+      expect(new Set(ids).size).toBe(5);
+      expect(ids).toContain(s.keyId);
+      expect(ids).toContain(s.rerolled?.keyId);
+      expect(pages[0]?.pagination?.hasMore).toBe(true);
+      expect(pages[2]?.pagination?.hasMore).toBe(false);
+      for (const k of pages.flatMap((p) => p.data)) expect(k).toMatchObject({ start: expect.any(String), enabled: true, createdAt: expect.any(Number) });
+    },
+  },
+  {
+    name: 'apis.listKeys (externalId filter)',
+    run: (u, s) => u.apis.listKeys({ apiId: need(s.apiId, 'apiId'), externalId: 'sdk_user' }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['apis']['listKeys']>>;
+      expect(res.result.data).toHaveLength(5);
+      for (const k of res.result.data) expect(k.identity?.externalId).toBe('sdk_user');
+    },
+  },
+  {
+    name: 'keys.deleteKey',
+    run: (u, s) => u.keys.deleteKey({ keyId: need(s.rerolled?.keyId, 'rerolled keyId') }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['deleteKey']>>;
+      expect(res.data).toEqual({});
+    },
+  },
+  {
+    name: 'keys.verifyKey (a deleted key is NOT_FOUND)',
+    run: (u, s) => u.keys.verifyKey({ key: need(s.rerolled?.key, 'rerolled key') }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['verifyKey']>>;
+      expect(res.data).toEqual({ valid: false, code: 'NOT_FOUND' });
+    },
+  },
   {
     name: 'apis.deleteApi',
     run: (u, s) => u.apis.deleteApi({ apiId: need(s.apiId, 'apiId') }),
@@ -126,6 +344,32 @@ describe('@unkey/api against keyward', () => {
     expect(err).toBeInstanceOf(errors.BadRequestErrorResponse);
     const typed = err as errors.BadRequestErrorResponse;
     expect(typed.data$.error.errors.length).toBeGreaterThan(0);
+  });
+
+  it('a deleted key surfaces as the typed NotFoundErrorResponse from keys.getKey', async () => {
+    const unkey = sdk();
+    const { data: api } = await unkey.apis.createApi({ name: 'sdk-key-gone' });
+    const { data } = await unkey.keys.createKey({ apiId: api.apiId });
+    await unkey.keys.deleteKey({ keyId: data.keyId });
+    const err = await unkey.keys.getKey({ keyId: data.keyId }).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(errors.NotFoundErrorResponse);
+  });
+
+  it('a missing role surfaces as the typed NotFoundErrorResponse from keys.addRoles', async () => {
+    const unkey = sdk();
+    const { data: api } = await unkey.apis.createApi({ name: 'sdk-role-gone' });
+    const { data } = await unkey.keys.createKey({ apiId: api.apiId });
+    const err = await unkey.keys.addRoles({ keyId: data.keyId, roles: ['no_such_role_sdk'] }).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(errors.NotFoundErrorResponse);
+  });
+
+  it('a key procedure without permission surfaces as the typed ForbiddenErrorResponse', async () => {
+    const unkey = sdk();
+    const { data: api } = await unkey.apis.createApi({ name: 'sdk-key-forbidden' });
+    const { data } = await unkey.keys.createKey({ apiId: api.apiId });
+    const { key } = await rootKeyWith(srv(), ['apis.*.read_api']);
+    const err = await sdk(key).keys.getKey({ keyId: data.keyId }).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(errors.ForbiddenErrorResponse);
   });
 
   it('a missing permission surfaces as the typed ForbiddenErrorResponse', async () => {

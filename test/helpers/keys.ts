@@ -126,3 +126,35 @@ export function expect403(res: CallResult, missing?: string): void {
   expect(error.title).toBe('Forbidden');
   if (missing !== undefined) expect(error.detail).toContain(missing);
 }
+
+const NATIVE_JS = pathToFileURL(path.join(ROOT, 'dist', 'src', 'engine', 'native.js')).href;
+const CONFIG_JS = pathToFileURL(path.join(ROOT, 'dist', 'src', 'config.js')).href;
+
+/**
+ * Writes credits records straight into the store of a running server (LMDB is multi-process
+ * safe, as the CLI relies on), to put a refill boundary in the past:
+ * [keyId, remaining, refillAmount (−1 none), refillDay (0 daily), lastRefillAtMs].
+ */
+export function setCreditsDirect(server: Pick<Server, 'dataDir'>, rows: [string, number, number, number, number][]): Promise<void> {
+  const script = `
+const { native, credits } = await import(${JSON.stringify(NATIVE_JS)});
+const { loadConfig } = await import(${JSON.stringify(CONFIG_JS)});
+const config = loadConfig();
+native.open(config.dataDir, false, 0, config.initialMapBytes);
+const rows = JSON.parse(process.argv[1]);
+native.transaction(() => { for (const r of rows) credits.creditsSet(...r); });
+native.sync();
+native.close();
+`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(rows)], {
+      cwd: ROOT,
+      env: { ...process.env, KEYWARD_DATA_DIR: server.dataDir, KEYWARD_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.once('error', reject);
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`setCreditsDirect failed (${String(code)}): ${stderr}`))));
+  });
+}

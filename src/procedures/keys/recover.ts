@@ -13,5 +13,12 @@ export function decryptPlaintext(ctx: Ctx, apiId: string): (record: KeyRecord) =
   requirePermission(ctx.principal, 'apis', apiId, 'decrypt_key');
   const vaultKey = ctx.vaultKey;
   if (vaultKey === undefined) throw vaultMissing();
-  return (record) => (record.vault === undefined ? undefined : open(vaultKey, record.id, record.vault));
+  return (record) => {
+    if (record.vault === undefined) return undefined;
+    const plaintext = open(vaultKey, record.id, record.vault);
+    if (plaintext === undefined) {
+      throw new ApiError('precondition_failed', `The plaintext of key '${record.id}' was sealed with another vault key: KEYWARD_VAULT_KEY must be the key it was created with.`);
+    }
+    return plaintext;
+  };
 }

@@ -1,0 +1,23 @@
+// keys.addPermissions 400: 1–1000 slugs, each 1–100 chars of [a-zA-Z0-9_:-.*].
+import { describe, it } from 'vitest';
+import { liveServer } from '../../helpers/live.js';
+import { call } from '../../helpers/server.js';
+import { expect400 } from '../../helpers/keys.js';
+
+const srv = liveServer();
+
+describe('keys.addPermissions 400', () => {
+  it.each([
+    ['permissions missing', { keyId: 'key_abc' }, 'permissions'],
+    ['permissions empty', { keyId: 'key_abc', permissions: [] }, 'permissions'],
+    ['1001 permissions', { keyId: 'key_abc', permissions: Array.from({ length: 1001 }, (_, i) => `p.${i}`) }, 'permissions'],
+    ['a slug of 0 chars', { keyId: 'key_abc', permissions: [''] }, 'permissions'],
+    ['a slug of 101 chars', { keyId: 'key_abc', permissions: ['p'.repeat(101)] }, 'permissions'],
+    ['a slug with a space', { keyId: 'key_abc', permissions: ['a b'] }, 'permissions'],
+    ['a slug with /', { keyId: 'key_abc', permissions: ['a/b'] }, 'permissions'],
+    ['keyId 2 chars', { keyId: 'ke', permissions: ['a'] }, 'keyId'],
+    ['an unknown field', { keyId: 'key_abc', permissions: ['a'], roles: [] }, 'roles'],
+  ])('%s → 400', async (_why, body, field) => {
+    expect400(await call(srv(), 'keys.addPermissions', body), field);
+  });
+});

@@ -1,0 +1,29 @@
+// keys.getKey 403: read_key missing or granted for another API; decrypt without decrypt_key.
+import { beforeAll, describe, it } from 'vitest';
+import { liveServer } from '../../helpers/live.js';
+import { call, createApi } from '../../helpers/server.js';
+import { expect403, newKey, rootKeys, type NewKey } from '../../helpers/keys.js';
+
+const srv = liveServer();
+let k: NewKey;
+let rk: string[] = [];
+
+beforeAll(async () => {
+  k = await newKey(srv());
+  const otherApi = await createApi(srv());
+  rk = (await rootKeys(srv(), [['apis.*.create_key', 'apis.*.update_key', 'apis.*.read_api'], [`apis.${otherApi}.read_key`], [`apis.${k.apiId}.read_key`]])).keys;
+});
+
+describe('keys.getKey 403', () => {
+  it('no read_key grant → 403 naming read_key', async () => {
+    expect403(await call(srv(), 'keys.getKey', { keyId: k.keyId }, { rootKey: rk[0] }), 'read_key');
+  });
+
+  it('apis.<otherApi>.read_key → 403 for this API\'s key', async () => {
+    expect403(await call(srv(), 'keys.getKey', { keyId: k.keyId }, { rootKey: rk[1] }), `apis.${k.apiId}.read_key`);
+  });
+
+  it('decrypt:true with read_key but no decrypt_key → 403 naming decrypt_key', async () => {
+    expect403(await call(srv(), 'keys.getKey', { keyId: k.keyId, decrypt: true }, { rootKey: rk[2] }), 'decrypt_key');
+  });
+});

@@ -1,0 +1,19 @@
+// keys.removeRoles 400.
+import { describe, it } from 'vitest';
+import { liveServer } from '../../helpers/live.js';
+import { call } from '../../helpers/server.js';
+import { expect400 } from '../../helpers/keys.js';
+
+const srv = liveServer();
+
+describe('keys.removeRoles 400', () => {
+  it.each([
+    ['roles missing', { keyId: 'key_abc' }, 'roles'],
+    ['roles empty', { keyId: 'key_abc', roles: [] }, 'roles'],
+    ['101 roles', { keyId: 'key_abc', roles: Array.from({ length: 101 }, (_, i) => `r${i}`) }, 'roles'],
+    ['a role of 101 chars', { keyId: 'key_abc', roles: ['r'.repeat(101)] }, 'roles'],
+    ['keyId 256 chars', { keyId: 'k'.repeat(256), roles: ['a'] }, 'keyId'],
+  ])('%s → 400', async (_why, body, field) => {
+    expect400(await call(srv(), 'keys.removeRoles', body), field);
+  });
+});

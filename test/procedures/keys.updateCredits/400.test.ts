@@ -1,0 +1,41 @@
+// keys.updateCredits 400: operation and value rules.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { liveServer } from '../../helpers/live.js';
+import { call } from '../../helpers/server.js';
+import { expect400, getKey, newKey, type NewKey } from '../../helpers/keys.js';
+
+const srv = liveServer();
+let limited: NewKey;
+let unlimited: NewKey;
+beforeAll(async () => {
+  limited = await newKey(srv(), { credits: { remaining: 5 } });
+  unlimited = await newKey(srv());
+});
+
+describe('keys.updateCredits 400', () => {
+  it.each([
+    ['operation missing', { value: 1 }, 'operation'],
+    ['an unknown operation', { operation: 'multiply', value: 2 }, 'operation'],
+    ['a negative value', { operation: 'set', value: -1 }, 'value'],
+    ['a fractional value', { operation: 'set', value: 1.5 }, 'value'],
+    ['increment without value', { operation: 'increment' }, 'value'],
+    ['decrement with value null', { operation: 'decrement', value: null }, 'value'],
+    ['an unknown field', { operation: 'set', value: 1, refill: null }, 'refill'],
+  ])('%s → 400', async (_why, body, field) => {
+    expect400(await call(srv(), 'keys.updateCredits', { keyId: limited.keyId, ...body }), field);
+  });
+
+  it.each(['increment', 'decrement'])('%s on an unlimited key → 400', async (operation) => {
+    expect400(await call(srv(), 'keys.updateCredits', { keyId: unlimited.keyId, operation, value: 1 }), 'unlimited');
+    expect(await getKey(srv(), unlimited.keyId)).not.toHaveProperty('credits');
+  });
+
+  it('keyId bounds', async () => {
+    expect400(await call(srv(), 'keys.updateCredits', { keyId: 'ke', operation: 'set', value: 1 }), 'keyId');
+    expect400(await call(srv(), 'keys.updateCredits', { keyId: 'k'.repeat(256), operation: 'set', value: 1 }), 'keyId');
+  });
+
+  it('nothing changed', async () => {
+    expect((await getKey(srv(), limited.keyId)).credits).toEqual({ remaining: 5 });
+  });
+});
