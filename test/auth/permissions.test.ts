@@ -8,7 +8,7 @@ import {
   neededPermissions,
   normalizeGrant,
   Principal,
-} from '../../src/auth/permissions.ts';
+} from '../../src/auth/permissions.js';
 
 const principal = (...grants: string[]): Principal => new Principal('ws_1', 'rk_1', grants.map(normalizeGrant));
 

@@ -5,6 +5,7 @@ import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../helpers/live.js';
 import { uniq } from '../helpers/ratelimits.js';
+import { postWithAgent } from '../helpers/agent.js';
 
 const srv = liveServer({ env: { KEYWARD_THREADS: '2' } });
 
@@ -13,28 +14,13 @@ interface Reply {
   data?: { success: boolean; limit: number; remaining: number; reset: number };
 }
 
-function post(agent: http.Agent, url: string, rootKey: string, body: unknown): Promise<Reply> {
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/v2/ratelimit.limit`, {
-      method: 'POST',
-      agent,
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${rootKey}`, 'Content-Length': Buffer.byteLength(payload) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, data: (JSON.parse(text) as { data?: Reply['data'] }).data });
-        } catch (err) {
-          reject(new Error(`not JSON (${String(res.statusCode)}): ${text.slice(0, 200)}; ${(err as Error).message}`));
-        }
-      });
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
+async function post(agent: http.Agent, url: string, rootKey: string, body: unknown): Promise<Reply> {
+  const { status, text } = await postWithAgent(agent, `${url}/v2/ratelimit.limit`, rootKey, body);
+  try {
+    return { status, data: (JSON.parse(text) as { data?: Reply['data'] }).data };
+  } catch (err) {
+    throw new Error(`not JSON (${status}): ${text.slice(0, 200)}; ${(err as Error).message}`);
+  }
 }
 
 /** Runs the calls with every request in flight at once over a 64-socket keep-alive pool. */

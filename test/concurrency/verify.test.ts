@@ -5,31 +5,17 @@ import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../helpers/live.js';
 import { call, createApi, expectOk } from '../helpers/server.js';
+import { postWithAgent } from '../helpers/agent.js';
 
 const srv = liveServer({ env: { KEYWARD_THREADS: '2' } });
 
-function post(agent: http.Agent, url: string, rootKey: string, path: string, body: unknown): Promise<{ status: number; json: { data?: { valid: boolean; code: string; credits?: number } } }> {
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${url}${path}`, {
-      method: 'POST',
-      agent,
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${rootKey}`, 'Content-Length': Buffer.byteLength(payload) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, json: JSON.parse(text) as never });
-        } catch (err) {
-          reject(new Error(`not JSON (${String(res.statusCode)}): ${text.slice(0, 200)}; ${(err as Error).message}`));
-        }
-      });
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
+async function post(agent: http.Agent, url: string, rootKey: string, path: string, body: unknown): Promise<{ status: number; json: { data?: { valid: boolean; code: string; credits?: number } } }> {
+  const { status, text } = await postWithAgent(agent, `${url}${path}`, rootKey, body);
+  try {
+    return { status, json: JSON.parse(text) as never };
+  } catch (err) {
+    throw new Error(`not JSON (${status}): ${text.slice(0, 200)}; ${(err as Error).message}`);
+  }
 }
 
 describe('concurrent verifications', () => {

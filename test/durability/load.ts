@@ -2,6 +2,7 @@
 // connections, with exact accounting of what the server acknowledged.
 import http from 'node:http';
 import type { Server } from '../helpers/server.js';
+import { postWithAgent } from '../helpers/agent.js';
 
 export interface Tally {
   /** Requests written to a socket. */
@@ -15,29 +16,13 @@ export interface Tally {
   errors: number;
 }
 
-function verifyOnce(agent: http.Agent, server: Server, key: string): Promise<{ status: number; code?: string }> {
-  const payload = JSON.stringify({ key });
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${server.url}/v2/keys.verifyKey`, {
-      method: 'POST',
-      agent,
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${server.rootKey}`, 'Content-Length': Buffer.byteLength(payload) },
-    }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        try {
-          resolve({ status: res.statusCode ?? 0, code: (JSON.parse(text) as { data?: { code?: string } }).data?.code });
-        } catch {
-          resolve({ status: res.statusCode ?? 0 });
-        }
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
+async function verifyOnce(agent: http.Agent, server: Server, key: string): Promise<{ status: number; code?: string }> {
+  const { status, text } = await postWithAgent(agent, `${server.url}/v2/keys.verifyKey`, server.rootKey, { key });
+  try {
+    return { status, code: (JSON.parse(text) as { data?: { code?: string } }).data?.code };
+  } catch {
+    return { status };
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
 // KEYWARD_FUZZ_SEED to replay a failure (the seed is in every failure message).
 import http from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { ROUTES } from '../../src/rpc/routes.ts';
+import { ROUTES } from '../../src/rpc/routes.js';
 import { liveServer } from '../helpers/live.js';
 import { call, expectOk, get } from '../helpers/server.js';
 

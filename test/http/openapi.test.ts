@@ -1,7 +1,7 @@
 // GET /openapi.json: OpenAPI 3.1, one POST path per procedure in ROUTES, each with its request
 // schema and the bearer security scheme.
 import { describe, expect, it } from 'vitest';
-import { ROUTES } from '../../src/rpc/routes.ts';
+import { ROUTES } from '../../src/rpc/routes.js';
 import { liveServer } from '../helpers/live.js';
 import { call, get } from '../helpers/server.js';
 
