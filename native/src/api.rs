@@ -242,6 +242,29 @@ pub fn get(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
     Ok(value?)
 }
 
+/// getInto(table, key, target: Buffer): number — copies the value into `target` and returns
+/// its length; −1 when there is no value; a length larger than `target` means it did not
+/// fit and nothing was copied (use get). Saves allocating a Buffer per read.
+pub fn get_into(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
+    let table = table_arg(env, args[0])?;
+    let mut stack = [0u8; KEY_STACK];
+    let key = bytes_arg(env, args[1], &mut stack, "key")?;
+    if !env.is_buffer(args[2])? {
+        return Err(bad("target must be a Buffer"));
+    }
+    // SAFETY: the Buffer is an argument of this call; no JS runs while we write into it.
+    let target = unsafe { env.buffer_bytes_mut(args[2])? };
+    let len = store::get(table, key, |v| match v {
+        Some(bytes) if bytes.len() <= target.len() => {
+            target[..bytes.len()].copy_from_slice(bytes);
+            bytes.len() as f64
+        }
+        Some(bytes) => bytes.len() as f64,
+        None => -1.0,
+    })?;
+    Ok(env.double(len)?)
+}
+
 /// put(table, key, value: Buffer): void — only inside transaction().
 pub fn put(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
     let table = table_arg(env, args[0])?;

@@ -40,6 +40,7 @@ exports! {
     c"open" => api::open,
     c"close" => api::close,
     c"get" => api::get,
+    c"getInto" => api::get_into,
     c"put" => api::put,
     c"del" => api::del,
     c"range" => api::range,

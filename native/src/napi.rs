@@ -331,6 +331,20 @@ impl Env {
         })
     }
 
+    /// # Safety
+    /// As `buffer_bytes`; the caller writes into the Buffer's memory, which JS only reads
+    /// after this call returns.
+    pub unsafe fn buffer_bytes_mut<'a>(self, value: napi_value) -> Result<&'a mut [u8], Status> {
+        let mut data = ptr::null_mut();
+        let mut len = 0;
+        ok(napi_get_buffer_info(self.0, value, &mut data, &mut len))?;
+        Ok(if len == 0 {
+            &mut []
+        } else {
+            std::slice::from_raw_parts_mut(data as *mut u8, len)
+        })
+    }
+
     /// Calls `func` with `this = recv`. `Err(PENDING_EXCEPTION)` if it threw.
     pub fn call(
         self,

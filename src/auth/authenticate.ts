@@ -9,7 +9,7 @@ import { findRootKeyByHash, hashRootKey, rootKeysVersion } from '../store/rootKe
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
 const MAX_CACHED = 10_000;
 
-let cacheVersion = '';
+let cacheVersion = -1;
 const cache = new Map<string, Principal>();
 
 function extractToken(header: string): string {

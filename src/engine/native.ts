@@ -31,6 +31,8 @@ export interface NativeModule {
   open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void;
   close(): void;
   get(table: Table, key: StoreKey): Buffer | undefined;
+  /** Copies the value into `target`: its length, −1 when absent, > target.length when it did not fit. */
+  getInto(table: Table, key: StoreKey, target: Buffer): number;
   put(table: Table, key: StoreKey, value: Buffer): void;
   del(table: Table, key: StoreKey): boolean;
   /** Ascending `start <= key < end`, at most `limit`, flat `[k0, v0, k1, v1, …]`. */

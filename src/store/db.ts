@@ -17,9 +17,33 @@ export function decode<T>(buf: Buffer): T {
   return packr.unpack(buf) as T;
 }
 
+// Reads land in one reusable buffer (decoding copies what it keeps), so a read allocates
+// no Buffer unless the value is larger than this.
+const readBuffer = Buffer.allocUnsafe(64 * 1024);
+
+/** The raw value: a view of the shared read buffer (valid until the next read) or a fresh Buffer. */
+function read(table: Table, key: StoreKey): Buffer | undefined {
+  const len = native.getInto(table, key, readBuffer);
+  if (len < 0) return undefined;
+  return len <= readBuffer.length ? readBuffer.subarray(0, len) : native.get(table, key);
+}
+
 export function getRecord<T>(table: Table, key: StoreKey): T | undefined {
-  const buf = native.get(table, key);
+  const buf = read(table, key);
   return buf === undefined ? undefined : decode<T>(buf);
+}
+
+/** An 8-byte float value (counters such as the root-key version), undefined when absent. */
+export function getNumber(table: Table, key: StoreKey): number | undefined {
+  const buf = read(table, key);
+  if (buf === undefined) return undefined;
+  return buf.length === 8 ? buf.readDoubleLE(0) : Number(buf.toString('latin1')) || 0;
+}
+
+export function putNumber(table: Table, key: StoreKey, value: number): void {
+  const buf = Buffer.allocUnsafe(8);
+  buf.writeDoubleLE(value, 0);
+  native.put(table, key, buf);
 }
 
 export function putRecord(table: Table, key: StoreKey, value: unknown): void {
@@ -31,7 +55,7 @@ export function delRecord(table: Table, key: StoreKey): boolean {
 }
 
 export function getText(table: Table, key: StoreKey): string | undefined {
-  return native.get(table, key)?.toString('utf8');
+  return read(table, key)?.toString('utf8');
 }
 
 export function putText(table: Table, key: StoreKey, value: string): void {

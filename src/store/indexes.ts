@@ -1,11 +1,11 @@
 // The `indexes` table (layout in records.ts): string keys, values an id or empty.
 import { native } from '../engine/native.js';
-import { scanPrefix } from './db.js';
+import { getText, scanPrefix } from './db.js';
 
 const EMPTY = Buffer.alloc(0);
 
 export function idxGet(key: string): string | undefined {
-  return native.get('indexes', key)?.toString('utf8');
+  return getText('indexes', key);
 }
 
 export function idxPut(key: string, value = ''): void {

@@ -3,7 +3,7 @@ import { native } from '../engine/native.js';
 import { base58 } from '../domain/base58.js';
 import { newId } from '../domain/ids.js';
 import { normalizeGrant } from '../auth/permissions.js';
-import { delRecord, getRecord, getText, putRecord, putText, scanPrefix, transact, decode } from './db.js';
+import { delRecord, getNumber, getRecord, getText, putNumber, putRecord, putText, scanPrefix, transact, decode } from './db.js';
 import { META_ROOT_KEYS_VERSION, type RootKeyRecord, type WorkspaceRecord } from './records.js';
 
 export const ROOT_KEY_PREFIX = 'kwroot';
@@ -17,12 +17,12 @@ export function generateRootKey(): string {
 }
 
 function bumpVersion(): void {
-  const current = Number(getText('meta', META_ROOT_KEYS_VERSION) ?? '0');
-  putText('meta', META_ROOT_KEYS_VERSION, String(current + 1));
+  putNumber('meta', META_ROOT_KEYS_VERSION, (getNumber('meta', META_ROOT_KEYS_VERSION) ?? 0) + 1);
 }
 
-export function rootKeysVersion(): string {
-  return native.get('meta', META_ROOT_KEYS_VERSION)?.toString('latin1') ?? '0';
+/** Changes whenever a root key is created or revoked (by any thread or process). */
+export function rootKeysVersion(): number {
+  return getNumber('meta', META_ROOT_KEYS_VERSION) ?? 0;
 }
 
 export function createWorkspace(nowMs: number): WorkspaceRecord {
