@@ -151,7 +151,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       pending.add(p);
       res.onData((chunk, isLast) => {
         if (p.done) return;
-        let bytes: Buffer | undefined;
+        let bytes: Uint8Array | undefined;
         try {
           bytes = reader.push(chunk, isLast);
         } catch (err) {
@@ -159,6 +159,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
           throw err;
         }
         if (bytes === undefined) return;
+        pending.delete(p); // the deadline is for the body's arrival
         const { reply, wrote } = dispatcher.dispatch(p.routeIndex, authorization, bytes);
         whenDurable(wrote, () => finish(p, reply), (err) => finish(p, dispatcher.error(new ApiError('storage_unavailable', `The store could not commit this request (${(err as Error).message}); nothing was changed.`))));
       });
