@@ -84,7 +84,7 @@ export async function runServer(config: Config): Promise<void> {
       })),
     ]);
     stopSweeper();
-    await drainWorkers();
+    await drainWorkers(DRAIN_TIMEOUT_MS);
     await Promise.all(workers.map((w) => w.terminate()));
     closeBatch();
     native.close();

@@ -49,9 +49,14 @@ function purgeOnThisThread(apiId: string): Promise<number> {
   });
 }
 
-/** Waits for background work (used on shutdown), then stops the pool. */
-export async function drainWorkers(): Promise<void> {
-  await Promise.all(running);
+/**
+ * On shutdown: waits for background work, at most `timeoutMs`, then stops the pool. A purge
+ * cut short loses nothing: its API is marked deleted and the purge resumes at the next start.
+ */
+export async function drainWorkers(timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(running), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+  clearTimeout(timer);
   await pool?.destroy();
   pool = undefined;
 }
