@@ -12,7 +12,7 @@ import { ROOT } from './cargo.mjs';
 // Build needs: LMDB and SHA-2 crates (and their deps) from Debian, liblmdb to link, pkg-config
 // to find it, cargo to build. wrk is the load generator of bench/ (installed for benches only).
 export const DEBIAN_PACKAGES = ['librust-lmdb-dev', 'librust-sha2-dev', 'liblmdb-dev', 'pkg-config', 'cargo'];
-export const BENCH_PACKAGES = ['wrk'];
+export const BENCH_PACKAGES = ['wrk', 'redis-server'];
 
 function say(quiet, msg) {
   if (!quiet) process.stderr.write(`setup: ${msg}\n`);

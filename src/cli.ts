@@ -5,6 +5,9 @@ import { native } from './engine/native.js';
 import { isValidGrant } from './auth/permissions.js';
 import { createRootKey, createWorkspace, listRootKeys, listWorkspaces, revokeRootKey } from './store/rootKeys.js';
 import { runServer } from './main.js';
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const USAGE = `usage: keyward <command> [--data-dir DIR]
   serve [--host H] [--port P] [--durability process|disk] [--threads N]
@@ -13,7 +16,8 @@ const USAGE = `usage: keyward <command> [--data-dir DIR]
   root-keys create --workspace <id> --permission <p> [--permission <p>]...
                                          prints {"workspaceId","rootKeyId","key"}
   root-keys list [--workspace <id>]
-  root-keys revoke <rootKeyId>`;
+  root-keys revoke <rootKeyId>
+  bench [--full] [--out DIR]             the benchmark suite (same as npm run bench)`;
 
 class UsageError extends Error {}
 
@@ -50,7 +54,27 @@ function withStore<T>(fn: () => T): T {
   }
 }
 
+/** `keyward bench ...`: the suite of `npm run bench` (bench packages first), same options. */
+function runBench(args: string[]): Promise<number> {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const steps: string[][] = [[join(here, '..', '..', 'scripts', 'setup.mjs'), '--quiet', '--bench'], [join(here, '..', 'bench', 'suite.js'), ...args]];
+  return steps.reduce<Promise<number>>(
+    (prev, stepArgs) =>
+      prev.then((code) =>
+        code !== 0
+          ? code
+          : new Promise<number>((resolve, reject) => {
+              const child = spawn(process.execPath, stepArgs, { stdio: 'inherit' });
+              child.once('error', reject);
+              child.once('exit', (c, signal) => resolve(c ?? (signal === null ? 1 : 128)));
+            }),
+      ),
+    Promise.resolve(0),
+  );
+}
+
 export async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'bench') return runBench(argv.slice(1));
   const { env, rest } = flagsToEnv(argv);
   Object.assign(process.env, env);
   const [group, action, ...args] = rest;

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
+import { connect, createServer } from 'node:net';
 
 const distBench = dirname(dirname(fileURLToPath(import.meta.url)));
 export const MAIN_JS = join(distBench, '..', 'src', 'main.js');
@@ -38,10 +39,32 @@ function waitFor(child: ChildProcess, pattern: RegExp, what: string): Promise<nu
   });
 }
 
+// Every child a bench starts is killed when the bench exits, however it exits.
+const children = new Set<ChildProcess>();
+function track(child: ChildProcess): ChildProcess {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  return child;
+}
+export function killAll(): void {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+}
+process.once('exit', killAll);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
 function stopper(child: ChildProcess): () => Promise<void> {
   return () => new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    child.once('exit', () => resolve());
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
     child.kill('SIGTERM');
   });
 }
@@ -49,16 +72,67 @@ function stopper(child: ChildProcess): () => Promise<void> {
 export async function startKeyward(env: Record<string, string> = {}): Promise<Proc & { rootKey: string; dataDir: string }> {
   const dataDir = env.KEYWARD_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'keyward-bench-'));
   const rootKey = env.KEYWARD_ROOT_KEY ?? `kwroot_bench_${randomBytes(12).toString('hex')}`;
-  const child = spawn(process.execPath, [MAIN_JS], {
+  const child = track(spawn(process.execPath, [MAIN_JS], {
     env: { ...process.env, KEYWARD_PORT: '0', KEYWARD_LOG_LEVEL: 'warn', ...env, KEYWARD_DATA_DIR: dataDir, KEYWARD_ROOT_KEY: rootKey },
     stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  }));
   const port = await waitFor(child, /listening on http:\/\/[^:]+:(\d+)/, 'keyward');
   return { child, port, rootKey, dataDir, stop: stopper(child) };
 }
 
 export async function startEcho(replyBytes: number): Promise<Proc> {
-  const child = spawn(process.execPath, [join(distBench, 'echoServer.js'), '0', String(replyBytes)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = track(spawn(process.execPath, [join(distBench, 'echoServer.js'), '0', String(replyBytes)], { stdio: ['ignore', 'pipe', 'pipe'] }));
   const port = await waitFor(child, /echo listening on (\d+)/, 'echo server');
+  return { child, port, stop: stopper(child) };
+}
+
+/** The ceiling server (peers/ceilingServer.ts): reply sizes per path, `default` for the rest. */
+export async function startCeiling(replyBytes: Record<string, number>): Promise<Proc> {
+  const child = track(spawn(process.execPath, [join(distBench, 'peers', 'ceilingServer.js'), '0', JSON.stringify(replyBytes)], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  const port = await waitFor(child, /ceiling listening on (\d+)/, 'uWS ceiling server');
+  return { child, port, stop: stopper(child) };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Debian's redis-server on a free loopback port, not durable (no RDB snapshots, no AOF). */
+export async function startRedis(): Promise<Proc> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'keyward-bench-redis-'));
+  const child = track(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning'], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  await new Promise<void>((resolve, reject) => {
+    child.once('error', (err) => reject(new Error(`redis-server could not be started (${err.message}): install it with apt-get install redis-server (npm run bench installs it when run as root)`)));
+    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code} at start`)));
+    const deadline = Date.now() + 10_000;
+    const probe = (): void => {
+      const s = connect({ host: '127.0.0.1', port }, () => {
+        s.end('PING\r\n');
+        resolve();
+      });
+      s.once('error', () => {
+        s.destroy();
+        if (Date.now() > deadline) reject(new Error(`redis-server did not listen on ${port} within 10 s`));
+        else setTimeout(probe, 50);
+      });
+    };
+    probe();
+  });
+  return { child, port, stop: stopper(child) };
+}
+
+/** The node:http + Redis peer (peers/redisPeer.ts) in front of Redis at `redisPort`. */
+export async function startRedisPeer(redisPort: number, rootKey: string): Promise<Proc> {
+  const child = track(spawn(process.execPath, [join(distBench, 'peers', 'redisPeer.js'), '0', String(redisPort), rootKey], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  const port = await waitFor(child, /redis peer listening on (\d+)/, 'node:http + Redis peer');
   return { child, port, stop: stopper(child) };
 }

@@ -1,0 +1,84 @@
+// CPU and memory of the processes under test, from /proc: CPU seconds = utime + stime
+// (clock ticks of 1/100 s) summed over the processes; RSS = VmRSS, sampled every 200 ms.
+import { readFileSync } from 'node:fs';
+
+const TICKS_PER_S = 100;
+
+export interface ProcUsage {
+  wallS: number;
+  cpuS: number;
+  /** CPU seconds per wall second: how many cores the processes kept busy. */
+  busyCores: number;
+  rssMaxMiB: number;
+  /** All CPUs of the machine: busy CPU seconds per wall second (from /proc/stat). */
+  machineBusyCores: number;
+  /** The bench process itself (the Node load generators): CPU seconds per wall second. */
+  benchCores: number;
+}
+
+/** Busy clock ticks of the whole machine (user, nice, system, irq, softirq, steal). */
+function machineTicks(): number {
+  try {
+    const f = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/).slice(1).map(Number);
+    return (f[0] ?? 0) + (f[1] ?? 0) + (f[2] ?? 0) + (f[5] ?? 0) + (f[6] ?? 0) + (f[7] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+function cpuTicks(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
+export function rssKiB(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m === null ? 0 : Number(m[1]);
+  } catch {
+    return 0;
+  }
+}
+
+export class ProcSampler {
+  private readonly startTicks: number;
+  private readonly startMs = performance.now();
+  private readonly startMachine = machineTicks();
+  private readonly startSelf = process.cpuUsage();
+  private rssMax = 0;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly pids: number[]) {
+    this.startTicks = pids.reduce((a, p) => a + cpuTicks(p), 0);
+    this.sampleRss();
+    this.timer = setInterval(() => this.sampleRss(), 200);
+  }
+
+  private sampleRss(): void {
+    this.rssMax = Math.max(this.rssMax, this.pids.reduce((a, p) => a + rssKiB(p), 0));
+  }
+
+  stop(): ProcUsage {
+    clearInterval(this.timer);
+    this.sampleRss();
+    const wallS = (performance.now() - this.startMs) / 1000;
+    const cpuS = (this.pids.reduce((a, p) => a + cpuTicks(p), 0) - this.startTicks) / TICKS_PER_S;
+    const self = process.cpuUsage(this.startSelf);
+    return {
+      wallS,
+      cpuS,
+      busyCores: cpuS / wallS,
+      rssMaxMiB: this.rssMax / 1024,
+      machineBusyCores: (machineTicks() - this.startMachine) / TICKS_PER_S / wallS,
+      benchCores: (self.user + self.system) / 1e6 / wallS,
+    };
+  }
+}
+
+/** CPU seconds of one process so far (for a process that exits: read before it does). */
+export { cpuTicks };
