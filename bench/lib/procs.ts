@@ -80,10 +80,9 @@ export async function startKeyward(env: Record<string, string> = {}): Promise<Pr
   return { child, port, rootKey, dataDir, stop: stopper(child) };
 }
 
-export async function startEcho(replyBytes: number): Promise<Proc> {
-  const child = track(spawn(process.execPath, [join(distBench, 'echoServer.js'), '0', String(replyBytes)], { stdio: ['ignore', 'pipe', 'pipe'] }));
-  const port = await waitFor(child, /echo listening on (\d+)/, 'echo server');
-  return { child, port, stop: stopper(child) };
+/** The ceiling answering every path with a reply of `replyBytes`. */
+export function startEcho(replyBytes: number): Promise<Proc> {
+  return startCeiling({ default: replyBytes });
 }
 
 /** The ceiling server (peers/ceilingServer.ts): reply sizes per path, `default` for the rest. */
