@@ -101,7 +101,7 @@ export class Dispatcher {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Raw body bytes → string; invalid UTF-8 is a 400, not a replacement character. */
-export function decodeBody(bytes: Uint8Array): string {
+function decodeBody(bytes: Uint8Array): string {
   try {
     return utf8.decode(bytes);
   } catch {

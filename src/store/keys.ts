@@ -3,7 +3,7 @@
 // Functions here run inside the caller's transaction unless they say otherwise.
 import { createHash } from 'node:crypto';
 import { native, credits, type CreditsTuple } from '../engine/native.js';
-import { getRecord, putRecord, delRecord, putText } from './db.js';
+import { getRecord, getText, putRecord, delRecord, putText } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
 import { IDX, type ApiRecord, type KeyRecord } from './records.js';
 
@@ -20,7 +20,7 @@ export function findKey(workspaceId: string, keyId: string): KeyRecord | undefin
 }
 
 export function findKeyByPlaintext(workspaceId: string, plaintext: string): KeyRecord | undefined {
-  const id = native.get('key_hashes', keyHashBytes(plaintext))?.toString('utf8');
+  const id = getText('key_hashes', keyHashBytes(plaintext));
   return id === undefined ? undefined : findKey(workspaceId, id);
 }
 

@@ -49,7 +49,7 @@ export function insertRootKey(workspaceId: string, key: string, permissions: rea
     permissions: [...new Set(permissions.map(normalizeGrant))],
     createdAtMs: nowMs,
   };
-  if (native.get('root_key_hashes', record.hash) !== undefined) throw new Error('this root key already exists');
+  if (getText('root_key_hashes', record.hash) !== undefined) throw new Error('this root key already exists');
   putRecord('root_keys', record.id, record);
   putText('root_key_hashes', record.hash, record.id);
   bumpVersion();

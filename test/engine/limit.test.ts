@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureNamespace, removeOverride, upsertOverride } from '../../src/store/ratelimits.js';
 import type { NamespaceRecord } from '../../src/store/records.js';
-import { packLimitRequests } from '../../src/procedures/ratelimits/multiLimit.js';
+import { packLimitRequests, type LimitOutcome } from '../../src/procedures/ratelimits/multiLimit.js';
 
 interface Native {
   open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void;
@@ -27,13 +27,7 @@ const WS = 'ws_limit_test';
 const T0 = Date.UTC(2026, 0, 15, 12);
 const MIN = 60_000;
 
-interface Outcome {
-  success: boolean;
-  limit: number;
-  remaining: number;
-  reset: number;
-  overrideId?: string;
-}
+type Outcome = LimitOutcome;
 
 let dir: string;
 beforeAll(() => {

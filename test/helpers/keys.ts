@@ -1,11 +1,10 @@
 // Helpers for the keys.* procedure tests: make keys and roles over HTTP, make many root keys
 // with one CLI process, decode base58 key material.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'vitest';
-import { call, createApi, expectError, expectOk, ROOT, type CallResult, type Server } from './server.js';
+import { call, createApi, expectError, expectOk, ROOT, runNode, type CallResult, type Server } from './server.js';
 
 type Srv = Pick<Server, 'url' | 'rootKey'>;
 
@@ -95,23 +94,10 @@ process.exit(0);
  * Root keys with these grant lists (one key per list), made by the CLI in one process, in the
  * bootstrap workspace, or in a new workspace when `newWorkspace` is set.
  */
-export function rootKeys(server: Pick<Server, 'dataDir'>, grants: string[][], opts: { newWorkspace?: boolean; workspace?: string } = {}): Promise<{ workspaceId: string; keys: string[] }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', BATCH_SCRIPT, JSON.stringify({ grants, ...opts })], {
-      cwd: ROOT,
-      env: { ...process.env, KEYWARD_DATA_DIR: server.dataDir, KEYWARD_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.once('error', reject);
-    child.once('close', (code) => {
-      if (code !== 0) return reject(new Error(`root key batch failed (${String(code)}): ${stderr}`));
-      resolve(JSON.parse(stdout) as { workspaceId: string; keys: string[] });
-    });
-  });
+export async function rootKeys(server: Pick<Server, 'dataDir'>, grants: string[][], opts: { newWorkspace?: boolean; workspace?: string } = {}): Promise<{ workspaceId: string; keys: string[] }> {
+  const { code, stdout, stderr } = await runNode(['--input-type=module', '-e', BATCH_SCRIPT, JSON.stringify({ grants, ...opts })], server.dataDir);
+  if (code !== 0) throw new Error(`root key batch failed (${String(code)}): ${stderr}`);
+  return JSON.parse(stdout) as { workspaceId: string; keys: string[] };
 }
 
 /** A `*` root key of a brand-new workspace. */
@@ -135,7 +121,7 @@ const CONFIG_JS = pathToFileURL(path.join(ROOT, 'dist', 'src', 'config.js')).hre
  * safe, as the CLI relies on), to put a refill boundary in the past:
  * [keyId, remaining, refillAmount (−1 none), refillDay (0 daily), lastRefillAtMs].
  */
-export function setCreditsDirect(server: Pick<Server, 'dataDir'>, rows: [string, number, number, number, number][]): Promise<void> {
+export async function setCreditsDirect(server: Pick<Server, 'dataDir'>, rows: [string, number, number, number, number][]): Promise<void> {
   const script = `
 const { native, credits } = await import(${JSON.stringify(NATIVE_JS)});
 const { loadConfig } = await import(${JSON.stringify(CONFIG_JS)});
@@ -146,15 +132,6 @@ native.transaction(() => { for (const r of rows) credits.creditsSet(...r); });
 native.sync();
 native.close();
 `;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(rows)], {
-      cwd: ROOT,
-      env: { ...process.env, KEYWARD_DATA_DIR: server.dataDir, KEYWARD_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`setCreditsDirect failed (${String(code)}): ${stderr}`))));
-  });
+  const { code, stderr } = await runNode(['--input-type=module', '-e', script, JSON.stringify(rows)], server.dataDir);
+  if (code !== 0) throw new Error(`setCreditsDirect failed (${String(code)}): ${stderr}`);
 }

@@ -201,10 +201,10 @@ export interface CliResult {
   json?: any;
 }
 
-/** Runs `keyward <args>` against `dataDir`. */
-export function cli(args: string[], dataDir: string): Promise<CliResult> {
+/** Runs node with `args` in the checkout against `dataDir`; resolves with its exit code and output. */
+export function runNode(args: string[], dataDir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI_ARGS, ...args], {
+    const child = spawn(process.execPath, args, {
       cwd: ROOT,
       env: { ...process.env, KEYWARD_DATA_DIR: dataDir, KEYWARD_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -214,16 +214,20 @@ export function cli(args: string[], dataDir: string): Promise<CliResult> {
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.once('error', reject);
-    child.once('close', (code) => {
-      let json: unknown;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code, stdout, stderr, json });
-    });
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** Runs `keyward <args>` against `dataDir`. */
+export async function cli(args: string[], dataDir: string): Promise<CliResult> {
+  const { code, stdout, stderr } = await runNode([...CLI_ARGS, ...args], dataDir);
+  let json: unknown;
+  try {
+    json = JSON.parse(stdout);
+  } catch {
+    json = undefined;
+  }
+  return { code, stdout, stderr, json };
 }
 
 /** The bootstrap workspace of a fresh data dir (the only one there). */

@@ -4,7 +4,8 @@ import type { Ctx } from '../context.js';
 import type { LimitInput } from './limit.js';
 import { namespaceForLimit } from './namespace.js';
 
-interface Outcome {
+/** One outcome of the native limiter's JSON (native/src/limit.rs outcomes_json). */
+export interface LimitOutcome {
   success: boolean;
   limit: number;
   remaining: number;
@@ -41,7 +42,7 @@ export function multiLimit(input: LimitInput[], ctx: Ctx): MultiLimitResult {
   const items = input.map((item) => ({ ...item, namespaceId: namespaceForLimit(ctx, item.namespace).id }));
   const out = limiter.limitMany(packLimitRequests(items), ctx.nowMs);
   noteHotEffect(out.charCodeAt(0));
-  const outcomes = JSON.parse(out.slice(1)) as Outcome[];
+  const outcomes = JSON.parse(out.slice(1)) as LimitOutcome[];
   const limits = outcomes.map((o, i) => {
     const entry: MultiLimitResult['limits'][number] = { namespace: input[i]?.namespace ?? '', identifier: input[i]?.identifier ?? '', limit: o.limit, remaining: o.remaining, reset: o.reset, passed: o.success };
     if (o.overrideId !== undefined) entry.overrideId = o.overrideId;
