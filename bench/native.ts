@@ -1,5 +1,5 @@
 // In-process engine throughput: native calls per second on one core (this thread), no HTTP.
-//   npm run bench:native        (BENCH_SECONDS, BENCH_KEYS, BENCH_BATCH to change the run)
+//   npm run bench:native        (BENCH_SECONDS, BENCH_KEYS, BENCH_BATCH, BENCH_ONLY to change the run)
 // Scenarios: verifyKey on keys with credits + one autoApply limit, verifyKey on plain keys
 // (read-only), ratelimits.limit over 1,000,000 identifiers and on one hot identifier. State-
 // changing calls are measured both as the server runs them (group commit: one LMDB commit
@@ -32,7 +32,11 @@ function batched(call: (i: number) => void): (i: number) => void {
 }
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 
+/** BENCH_ONLY=<text>: run only the scenarios whose name contains it (for profiling one). */
+const ONLY = process.env.BENCH_ONLY;
+
 function measure(name: string, call: (i: number) => void): number {
+  if (ONLY !== undefined && !name.includes(ONLY)) return 0;
   for (let i = 0; i < 20_000; i++) call(i); // warm-up
   batchNative.batchCommit();
   let calls = 0;

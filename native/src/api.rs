@@ -9,7 +9,7 @@ use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
-use crate::credits::Credits;
+use crate::credits::{self, Credits};
 use crate::hot::{self as hot_mod, Effect};
 use crate::limit::{self, LimitError, LimitRequest};
 use crate::verify::{self, Request, VerifyError};
@@ -221,6 +221,7 @@ pub fn open(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
         )),
     })?;
     opened.ok_or_else(|| bad("dir must be a string"))??;
+    credits::migrate_legacy()?;
     Ok(env.undefined()?)
 }
 
@@ -381,7 +382,7 @@ pub fn credits_get(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error
     let mut stack = [0u8; KEY_STACK];
     let key = key_id_arg(env, args[0], &mut stack)?;
     let now_ms = int_arg(env, args[1], "nowMs")?;
-    let found = store::get(Table::CREDITS, key, |v| v.and_then(Credits::decode))?;
+    let found = store::get(credits::TABLE, &credits::record_key(key), |v| v.and_then(Credits::decode))?;
     let Some(c) = found else { return Ok(env.undefined()?) };
     let (c, _) = c.refilled(now_ms);
     let out = env.array(4)?;
@@ -405,8 +406,24 @@ pub fn credits_set(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error
     if c.remaining < 0 || c.refill_amount < -1 || c.refill_amount == 0 || !(0..=31).contains(&c.refill_day) {
         return Err(bad("credits out of range"));
     }
-    store::put(Table::CREDITS, key, &c.encode())?;
+    store::put(credits::TABLE, &credits::record_key(credits_key_id(key)?), &c.encode())?;
     Ok(env.undefined()?)
+}
+
+/// creditsDelete(keyId): boolean — inside a transaction: the key becomes unlimited (true if
+/// it had a credits record).
+pub fn credits_delete(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let mut stack = [0u8; KEY_STACK];
+    let key = key_id_arg(env, args[0], &mut stack)?;
+    Ok(env.boolean(store::del(credits::TABLE, &credits::record_key(credits_key_id(key)?))?)?)
+}
+
+/// A key id that can name a credits record (see credits::record_key).
+fn credits_key_id(key: &[u8]) -> Result<&[u8], Error> {
+    if key.contains(&b'/') {
+        return Err(bad("keyId must not contain '/'"));
+    }
+    Ok(key)
 }
 
 /// A string argument: into `stack` when it fits, else onto the heap.

@@ -58,6 +58,7 @@ exports! {
     c"batchCommit" => api::batch_commit,
     c"creditsGet" => api::credits_get,
     c"creditsSet" => api::credits_set,
+    c"creditsDelete" => api::credits_delete,
     c"_panicForTest" => api::panic_for_test,
 }
 

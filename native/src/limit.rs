@@ -13,6 +13,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use crate::credits;
 use crate::hash;
 use crate::json;
 use crate::msgpack::DecodeError;
@@ -220,6 +221,9 @@ pub fn sweep(after: &[u8], now_ms: i64, max: usize) -> Result<(Vec<u8>, usize), 
             v.range(Table::RATELIMIT_WINDOWS, &start, None, max, |k, value| {
                 seen += 1;
                 last = k.to_vec();
+                if credits::is_record_key(k) {
+                    return Ok(());
+                }
                 if Window::decode(value).is_none_or(|w| w.is_stale(now_ms)) {
                     stale.push(k.to_vec());
                 }

@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 
-use crate::credits::Credits;
+use crate::credits::{self, Credits};
 use crate::hash;
 use crate::json;
 use crate::msgpack::DecodeError;
@@ -133,7 +133,7 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32]) -> Result<(String,
         Some(id) => v.get(Table::IDENTITIES, id.as_bytes())?.map(records::identity).transpose()?,
         None => None,
     };
-    let credits = v.get(Table::CREDITS, key.id.as_bytes())?.and_then(Credits::decode).map(|c| c.refilled(req.now_ms).0);
+    let credits = v.get(credits::TABLE, &credits::record_key(key.id.as_bytes()))?.and_then(Credits::decode).map(|c| c.refilled(req.now_ms).0);
     let reply = Reply { key: &key, roles: &roles, identity: identity.as_ref() };
 
     if !key.enabled {
@@ -164,7 +164,7 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32]) -> Result<(String,
         balance = Some(c.remaining - cost);
         if cost > 0 {
             let next = Credits { remaining: c.remaining - cost, ..c };
-            writes.push(Put { table: Table::CREDITS, key: key.id.as_bytes().to_vec(), value: next.encode().to_vec() });
+            writes.push(Put { table: credits::TABLE, key: credits::record_key(key.id.as_bytes()), value: next.encode().to_vec() });
         }
     }
     for c in checks.iter().filter(|c| c.cost > 0) {

@@ -61,7 +61,8 @@ export function errorCode(err: unknown): string | undefined {
 }
 
 /**
- * Credits of a key (credits table; layout owned by native/src/credits.rs).
+ * Credits of a key (stored beside the key's rate-limit windows; layout and place owned by
+ * native/src/credits.rs).
  * `[remaining, refillAmount, refillDay, lastRefillAtMs]`: refillAmount −1 = no refill,
  * refillDay 0 = daily, 1–31 = monthly on that day (last day of shorter months).
  */
@@ -72,6 +73,8 @@ export interface CreditsNative {
   creditsGet(keyId: string, nowMs: number): CreditsTuple | undefined;
   /** Inside a transaction: stores the credits record. */
   creditsSet(keyId: string, remaining: number, refillAmount: number, refillDay: number, lastRefillAtMs: number): void;
+  /** Inside a transaction: removes the credits record (the key becomes unlimited). */
+  creditsDelete(keyId: string): boolean;
 }
 
 export const credits = native as unknown as CreditsNative;

@@ -52,7 +52,7 @@ export function removeKey(record: KeyRecord): void {
   delRecord('keys', record.id);
   native.del('key_hashes', Buffer.from(record.hash, 'base64'));
   native.del('api_keys', `${record.apiId}/${record.id}`);
-  native.del('credits', record.id);
+  deleteCredits(record.id);
   syncReverseIndexes(undefined, record);
 }
 
@@ -62,4 +62,9 @@ export function readCredits(keyId: string, nowMs: number): CreditsTuple | undefi
 
 export function writeCredits(keyId: string, c: CreditsTuple): void {
   credits.creditsSet(keyId, c[0], c[1], c[2], c[3]);
+}
+
+/** The key becomes unlimited. */
+export function deleteCredits(keyId: string): void {
+  credits.creditsDelete(keyId);
 }

@@ -47,8 +47,9 @@ export interface RatelimitDef {
  * field by field by the native verification engine (native/src/records.rs), so the field
  * names below are a contract; test/engine/records.test.ts is the golden test of both sides.
  *  - the key's SHA-256 (32 raw bytes) → keyId lives in key_hashes;
- *  - the credit balance and refill settings live in the credits table, in the engine's
- *    fixed binary layout (no credits record = unlimited), changed only through native calls;
+ *  - the credit balance and refill settings live beside the key's rate-limit windows
+ *    (ratelimit_windows at `k/<keyId>`), in the engine's fixed binary layout (no credits
+ *    record = unlimited), read and changed only through native calls (native/src/credits.rs);
  *  - `metaJson` is the meta object as JSON text, so the engine copies it into replies as is;
  *  - `permissions` are direct permission slugs; role permissions are read from the roles
  *    table at verification, so role changes apply at once.

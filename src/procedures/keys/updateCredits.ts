@@ -1,7 +1,6 @@
 import { invalidInput } from '../../errors/apiError.js';
-import { native } from '../../engine/native.js';
 import { transact } from '../../store/db.js';
-import { readCredits, writeCredits } from '../../store/keys.js';
+import { deleteCredits, readCredits, writeCredits } from '../../store/keys.js';
 import type { Ctx } from '../context.js';
 import { keyFor } from './getKey.js';
 import { creditsView, type CreditsView } from './view.js';
@@ -20,7 +19,7 @@ export function updateCredits(input: UpdateCreditsInput, ctx: Ctx): CreditsView 
     const value = input.value ?? null;
     if (input.operation === 'set') {
       if (value === null) {
-        native.del('credits', key.id);
+        deleteCredits(key.id);
         return { remaining: null };
       }
       writeCredits(key.id, [value, current?.[1] ?? -1, current?.[2] ?? 0, current?.[3] ?? ctx.nowMs]);

@@ -1,8 +1,7 @@
 import { invalidInput } from '../../errors/apiError.js';
-import { native } from '../../engine/native.js';
 import { transact } from '../../store/db.js';
 import { upsertIdentity } from '../../store/identities.js';
-import { readCredits, saveKey, writeCredits } from '../../store/keys.js';
+import { deleteCredits, readCredits, saveKey, writeCredits } from '../../store/keys.js';
 import { ensurePermissions, requireRoles } from '../../store/permissions.js';
 import type { KeyRecord } from '../../store/records.js';
 import type { Ctx } from '../context.js';
@@ -35,7 +34,7 @@ function applyCredits(keyId: string, credits: NonNullable<UpdateKeyInput['credit
     if (credits !== null && credits.refill !== undefined && credits.refill !== null) {
       throw invalidInput('body.credits.refill', 'needs a limited balance: set credits.remaining to a number', 'set credits.remaining, or drop the refill');
     }
-    native.del('credits', keyId);
+    deleteCredits(keyId);
     return;
   }
   const current = readCredits(keyId, nowMs);
