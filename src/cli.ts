@@ -44,7 +44,7 @@ function print(value: unknown): void {
 
 function withStore<T>(fn: () => T): T {
   const config = loadConfig();
-  native.open(config.dataDir, config.durability === 'disk', 0, config.initialMapBytes);
+  native.open(config.dataDir, config.durability === 'disk', 0, config.initialMapBytes, config.writeMap);
   try {
     const result = fn();
     native.sync();

@@ -23,6 +23,8 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Initial LMDB map size; the map grows by doubling when full. */
   readonly initialMapBytes: number;
+  /** Commit through LMDB's writable map, with the map's disk space reserved up front (default). */
+  readonly writeMap: boolean;
   /** Absolute base URL used in error `type` links; defaults to http://host:port. */
   readonly publicUrl: string;
 }
@@ -98,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     vaultKey,
     logLevel: oneOf(env, 'KEYWARD_LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     initialMapBytes: int(env, 'KEYWARD_MAP_BYTES', 256 * 1024 * 1024, 64 * 1024, 2 ** 46),
+    writeMap: oneOf(env, 'KEYWARD_WRITE_MAP', ['on', 'off'] as const, 'on') === 'on',
     publicUrl: (env.KEYWARD_PUBLIC_URL?.trim() || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
   });
 }

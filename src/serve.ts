@@ -20,7 +20,7 @@ const packageJson = [new URL('../package.json', import.meta.url), new URL('../..
 export const VERSION = packageJson === undefined ? '0.0.0' : (JSON.parse(readFileSync(packageJson, 'utf8')) as { version: string }).version;
 
 export function openStore(config: Config): void {
-  native.open(config.dataDir, config.durability === 'disk', config.syncIntervalMs, config.initialMapBytes);
+  native.open(config.dataDir, config.durability === 'disk', config.syncIntervalMs, config.initialMapBytes, config.writeMap);
   setDurability(config.durability);
   enableGroupCommit();
 }

@@ -200,8 +200,9 @@ fn with_string_bytes<R>(
 
 // ---- exports -------------------------------------------------------------------------
 
-/// open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void
-pub fn open(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
+/// open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number,
+/// writeMap = true): void — writeMap false keeps commits on pwrite (store::open_env).
+pub fn open(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
     // Both durability modes open the environment the same way (MDB_NOSYNC + fsync by sync()
     // and the background syncer); `disk` mode's group commit calls sync() from TypeScript.
     let _durability_disk = bool_arg(env, args[1], "durabilityDisk")?;
@@ -210,9 +211,14 @@ pub fn open(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
     if !sync_interval_ms.is_finite() || !initial_map_bytes.is_finite() {
         return Err(bad("syncIntervalMs and initialMapBytes must be finite"));
     }
+    let write_map = match env.type_of(args[4])? {
+        ValueType::Undefined => true,
+        _ => bool_arg(env, args[4], "writeMap")?,
+    };
     let opts = OpenOptions {
         sync_interval_ms: sync_interval_ms as u64,
         initial_map_bytes: initial_map_bytes as usize,
+        write_map,
     };
     let opened = with_string_bytes(env, args[0], |dir| match std::str::from_utf8(dir) {
         Ok(dir) if !dir.is_empty() => store::open(Path::new(dir), &opts),
@@ -346,6 +352,7 @@ pub fn stats(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     env.set_named(out, c"pageSize", env.double(s.page_size as f64)?)?;
     env.set_named(out, c"lastTxnId", env.double(s.last_txn_id as f64)?)?;
     env.set_named(out, c"entries", env.double(s.entries as f64)?)?;
+    env.set_named(out, c"writeMap", env.boolean(s.write_map)?)?;
     Ok(out)
 }
 

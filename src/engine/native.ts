@@ -25,10 +25,13 @@ export interface StoreStats {
   pageSize: number;
   lastTxnId: number;
   entries: number;
+  /** Commits go through the writable map (disk space for the whole map reserved). */
+  writeMap: boolean;
 }
 
 export interface NativeModule {
-  open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void;
+  /** writeMap (default true): see KEYWARD_WRITE_MAP; falls back to off where the disk space cannot be reserved. */
+  open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number, writeMap?: boolean): void;
   close(): void;
   get(table: Table, key: StoreKey): Buffer | undefined;
   /** Copies the value into `target`: its length, −1 when absent, > target.length when it did not fit. */

@@ -82,6 +82,9 @@ export class Metrics {
         '# HELP keyward_store_entries Records across all tables.',
         '# TYPE keyward_store_entries gauge',
         `keyward_store_entries ${store.entries}`,
+        '# HELP keyward_store_write_map 1 when commits go through the writable map (KEYWARD_WRITE_MAP), 0 on pwrite.',
+        '# TYPE keyward_store_write_map gauge',
+        `keyward_store_write_map ${store.writeMap ? 1 : 0}`,
       );
     }
     return lines.join('\n') + '\n';

@@ -19,7 +19,7 @@ export function purgeApiInBackground(apiId: string): Promise<number> {
   if (settings === undefined) return purgeOnThisThread(apiId);
   const { config, log } = settings;
   pool ??= new Piscina({ filename: fileURLToPath(new URL('./purgeApi.js', import.meta.url)), maxThreads: 1, idleTimeout: 5_000 });
-  const task: PurgeTask = { dataDir: config.dataDir, initialMapBytes: config.initialMapBytes, apiId };
+  const task: PurgeTask = { dataDir: config.dataDir, initialMapBytes: config.initialMapBytes, writeMap: config.writeMap, apiId };
   const job = (pool.run(task) as Promise<number>).then(
     (n) => {
       log.info('purged the keys of a deleted API', { apiId, keys: n });

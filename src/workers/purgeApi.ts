@@ -13,6 +13,7 @@ export const BATCH = 100;
 export interface PurgeTask {
   dataDir: string;
   initialMapBytes: number;
+  writeMap: boolean;
   apiId: string;
 }
 
@@ -38,6 +39,6 @@ export function purgeApi(apiId: string): number {
 
 /** The worker entry: the store is process-wide, so opening the same dir is a no-op. */
 export default function run(task: PurgeTask): number {
-  native.open(task.dataDir, false, 0, task.initialMapBytes);
+  native.open(task.dataDir, false, 0, task.initialMapBytes, task.writeMap);
   return purgeApi(task.apiId);
 }

@@ -46,7 +46,7 @@ describe('credits records', () => {
       // A stale key window right after key_a's credits (the layout verify.rs writes).
       native.put('ratelimit_windows', 'k/key_a/requests', Buffer.alloc(24));
     });
-    let after = Buffer.alloc(0);
+    let after: Buffer = Buffer.alloc(0);
     let deleted = 0;
     for (let page = 0; page < 100; page++) {
       const [next, n] = native.sweepWindows(after, T0 + YEAR, 1);

@@ -1,0 +1,79 @@
+// DESIGN.md §1: "disk full and other storage failures give a clear 5xx error for that
+// request, and the server keeps serving reads". The data dir sits on a small tmpfs; keys
+// with large metadata are created until the disk is full. The server must answer 503
+// storage_unavailable (never die: with the writable map, a write to a page without disk
+// blocks would be SIGBUS, which is why the map's space is reserved up front), keep every
+// acknowledged key, and keep verifying. Both commit paths (KEYWARD_WRITE_MAP on / off).
+// Mounting needs root; elsewhere the test is skipped and says so.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { call, createApi, expectOk, get, startServer, stopAll } from '../helpers/server.js';
+
+const mounts: string[] = [];
+
+function mountTmpfs(bytes: number): string | undefined {
+  const dir = mkdtempSync(join(tmpdir(), 'keyward-diskfull-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir], { stdio: 'ignore' });
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+    return undefined;
+  }
+  mounts.push(dir);
+  return dir;
+}
+
+afterAll(async () => {
+  await stopAll();
+  for (const dir of mounts) {
+    execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const canMount = (() => {
+  const probe = mountTmpfs(1 << 20);
+  return probe !== undefined;
+})();
+
+const META = { blob: 'x'.repeat(9_000) };
+
+describe.skipIf(!canMount)('disk full (needs root to mount a small tmpfs)', () => {
+  for (const writeMap of ['on', 'off'] as const) {
+    it(`answers 503 storage_unavailable, keeps serving reads and loses nothing (KEYWARD_WRITE_MAP=${writeMap})`, async () => {
+      const dataDir = mountTmpfs(3 << 20) as string;
+      const server = await startServer({ dataDir, env: { KEYWARD_MAP_BYTES: String(1 << 20), KEYWARD_WRITE_MAP: writeMap } });
+      expect((await get(server, '/metrics')).text).toContain(`keyward_store_write_map ${writeMap === 'on' ? 1 : 0}`);
+      const apiId = await createApi(server);
+      const created: { key: string; keyId: string }[] = [];
+      let refused;
+      for (let i = 0; i < 2_000 && refused === undefined; i++) {
+        const r = await call(server, 'keys.createKey', { apiId, meta: META, credits: { remaining: 10 } });
+        if (r.status === 200) created.push(r.json.data as { key: string; keyId: string });
+        else refused = r;
+      }
+      expect(refused?.status).toBe(503);
+      expect(refused?.json.error.type).toMatch(/\/storage_unavailable$/);
+      expect(created.length).toBeGreaterThan(10);
+      expect(server.child.exitCode).toBeNull();
+      expect(server.child.signalCode).toBeNull();
+
+      // Reads keep working, and every acknowledged key is there.
+      expect((await get(server, '/v2/liveness')).status).toBe(200);
+      for (const k of [created[0], created[created.length - 1]]) {
+        expect(expectOk(await call(server, 'keys.getKey', { keyId: k!.keyId }))).toMatchObject({ keyId: k!.keyId, meta: META });
+      }
+      const list = expectOk(await call(server, 'apis.listKeys', { apiId, limit: 100 })) as unknown[];
+      expect(list.length).toBe(Math.min(100, created.length));
+      // A verification that needs no new page still commits; either way it answers cleanly.
+      const v = await call(server, 'keys.verifyKey', { key: created[0]!.key });
+      expect([200, 503]).toContain(v.status);
+      if (v.status === 200) expect(v.json.data).toMatchObject({ valid: true, credits: 9 });
+      expect(server.child.exitCode).toBeNull();
+      await server.stop();
+    }, 60_000);
+  }
+});
