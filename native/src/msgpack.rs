@@ -57,6 +57,23 @@ impl<'a> Reader<'a> {
         Reader { bytes, pos: 0 }
     }
 
+    /// The top-level value of a record. A container is returned without walking it first
+    /// (`next` walks one to find its end): its elements are decoded once, as the caller
+    /// iterates them, and a truncated record fails then.
+    pub fn top(bytes: &'a [u8]) -> Result<Value<'a>> {
+        let mut r = Reader::new(bytes);
+        let tag = r.byte()?;
+        let (n, map) = match tag {
+            0x90..=0x9f => (usize::from(tag & 0x0f), false),
+            0x80..=0x8f => (usize::from(tag & 0x0f), true),
+            0xdc | 0xde => (r.be(2)? as usize, tag == 0xde),
+            0xdd | 0xdf => (r.be(4)? as usize, tag == 0xdf),
+            _ => return Reader::new(bytes).next(),
+        };
+        let inner = Reader { bytes: &bytes[r.pos..], pos: 0 };
+        Ok(if map { Value::Map(n, inner) } else { Value::Array(n, inner) })
+    }
+
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n).ok_or(DecodeError("length overflow"))?;
         let out = self.bytes.get(self.pos..end).ok_or(DecodeError("truncated"))?;
@@ -178,6 +195,20 @@ mod tests {
         assert_eq!(entries[2].1.as_i64(), Some(-2));
         assert_eq!(entries[3].1, Value::Float(1.5));
         assert_eq!(entries[4].1.as_i64(), Some(4_294_967_296));
+    }
+
+    #[test]
+    fn top_reads_a_record_lazily_and_still_fails_on_truncation() {
+        let bytes = [0x82, 0xa1, b'a', 0x01, 0xa1, b'b', 0x92, 0xc3, 0xc0];
+        let top = Reader::top(&bytes).unwrap();
+        assert!(matches!(top, Value::Map(2, _)));
+        let entries: Vec<_> = map_entries(top).unwrap().map(|e| e.unwrap()).collect();
+        assert_eq!(entries[0], (&b"a"[..], Value::Int(1)));
+        assert_eq!(array_items(entries[1].1).unwrap().count(), 2);
+        let truncated = Reader::top(&bytes[..7]).unwrap();
+        assert!(map_entries(truncated).unwrap().any(|e| e.is_err()));
+        assert_eq!(Reader::top(&[0xa1, b'x']).unwrap().as_str(), Some("x"));
+        assert!(Reader::top(&[]).is_err());
     }
 
     #[test]

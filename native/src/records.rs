@@ -50,7 +50,7 @@ pub struct IdentityRecord<'a> {
 }
 
 fn root(bytes: &[u8]) -> Result<Value<'_>> {
-    Reader::new(bytes).next()
+    Reader::top(bytes)
 }
 
 fn text<'a>(v: Value<'a>) -> Result<&'a str> {
