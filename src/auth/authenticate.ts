@@ -1,5 +1,5 @@
 // `Authorization: Bearer <root key>` → Principal, or a 401 ApiError.
-// Principals are cached per thread by the presented key and dropped whenever the store's
+// Principals are cached per thread by the presented header and dropped whenever the store's
 // root-key version changes (create/revoke from any thread or process, the CLI included),
 // so a revoked key stops working on its next request.
 import { ApiError } from '../errors/apiError.js';
@@ -22,18 +22,20 @@ function extractToken(header: string): string {
 }
 
 export function authenticate(header: string): Principal {
-  const token = extractToken(header);
   const version = rootKeysVersion();
   if (version !== cacheVersion) {
     cache.clear();
     cacheVersion = version;
   }
-  const cached = cache.get(token);
+  // Keyed by the whole header: a client sends the same one every time, so the common case
+  // skips parsing it.
+  const cached = cache.get(header);
   if (cached !== undefined) return cached;
+  const token = extractToken(header);
   const record = token.length <= 512 ? findRootKeyByHash(hashRootKey(token)) : undefined;
   if (record === undefined) throw new ApiError('root_key_not_found', 'The provided root key is invalid: it is unknown or was revoked.', { headers: CHALLENGE });
   const principal = new Principal(record.workspaceId, record.id, record.permissions);
   if (cache.size >= MAX_CACHED) cache.clear();
-  cache.set(token, principal);
+  cache.set(header, principal);
   return principal;
 }

@@ -19,16 +19,20 @@ export function newId(prefix: IdPrefix, nowMs: number): string {
 }
 
 const REQ_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const reqPool = new Uint8Array(4096);
-let reqPoolAt = reqPool.length;
+/** This thread's random request-id prefix (8 alphanumerics), renewed when the counter wraps. */
+let reqPrefix = '';
+let reqCounter = 36 ** 8;
 
-/** `req_` + 16 random alphanumerics, from a pooled random buffer (cheap per request). */
+/**
+ * `req_` + 16 alphanumerics: 8 random per thread (and per 36^8 requests), then a base-36
+ * counter. Unique within a thread's run and unpredictable across runs; cheap per request.
+ */
 export function newRequestId(): string {
-  if (reqPoolAt + 16 > reqPool.length) {
-    randomFillSync(reqPool);
-    reqPoolAt = 0;
+  if (reqCounter >= 36 ** 8) {
+    const bytes = randomFillSync(new Uint8Array(8));
+    reqPrefix = '';
+    for (const b of bytes) reqPrefix += REQ_ALPHABET[b % 62];
+    reqCounter = 0;
   }
-  let out = 'req_';
-  for (let i = 0; i < 16; i++) out += REQ_ALPHABET[(reqPool[reqPoolAt++] ?? 0) % 62];
-  return out;
+  return `req_${reqPrefix}${(reqCounter++).toString(36).padStart(8, '0')}`;
 }

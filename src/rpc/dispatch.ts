@@ -129,16 +129,17 @@ function nestingTooDeep(text: string): boolean {
 }
 
 function parseJson(body: string): unknown {
-  if (nestingTooDeep(body)) {
+  // Nesting past MAX_JSON_DEPTH needs more opening brackets than a short body has.
+  if (body.length > MAX_JSON_DEPTH && nestingTooDeep(body)) {
     throw new ApiError('malformed_json', `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`, { errors: [{ location: 'body', message: `nesting deeper than ${MAX_JSON_DEPTH} levels` }] });
-  }
-  if (body.trim() === '') {
-    throw new ApiError('malformed_json', 'The request body is empty; send a JSON object.', { errors: [{ location: 'body', message: 'empty body', fix: 'send a JSON object, e.g. {}' }] });
   }
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch (err) {
+    if (body.trim() === '') {
+      throw new ApiError('malformed_json', 'The request body is empty; send a JSON object.', { errors: [{ location: 'body', message: 'empty body', fix: 'send a JSON object, e.g. {}' }] });
+    }
     const why = err instanceof RangeError ? 'it is nested too deeply' : (err as Error).message;
     throw new ApiError('malformed_json', `The request body is not valid JSON: ${why}.`, { errors: [{ location: 'body', message: 'malformed JSON' }] });
   }
