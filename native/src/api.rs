@@ -12,7 +12,7 @@ use std::path::Path;
 use crate::credits::{self, Credits};
 use crate::hot::{self as hot_mod, Effect};
 use crate::limit::{self, LimitError, LimitRequest};
-use crate::verify::{self, Request, VerifyError};
+use crate::verify::{self, Named, Request, VerifyError};
 use crate::hash;
 use crate::napi::{self, napi_callback_info, napi_env, napi_value, Env, Status, ValueType};
 use crate::store::{self, OpenOptions, StoreError, Table, MAX_KEY_BYTES};
@@ -463,7 +463,8 @@ fn verify_error(e: VerifyError) -> Error {
 ///  - allowedApis: "*" or API ids joined by "\n" (the root key's verify_key grants);
 ///  - cost: credits.cost, or −1 for the default (1);
 ///  - query: the permission query or null;
-///  - named: named limits as "name\u001fcost" joined by "\u001e" ("" for none);
+///  - named: the request's limits as "name\u001fcost" or, for an ad-hoc limit,
+///    "name\u001fcost\u001flimit\u001fdurationMs", joined by "\u001e" ("" for none);
 ///  - returns "1" or "0" (whether state changed) followed by the `data` JSON.
 ///
 /// Errors: VERIFY_QUERY_SYNTAX (400), VERIFY_UNKNOWN_LIMIT (412, message = the name),
@@ -481,9 +482,16 @@ pub fn verify_key(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error>
     let named_text = str_arg(env, args[5], &mut named_buf, "named")?;
     let now_ms = int_arg(env, args[6], "nowMs")?;
     let mut named = Vec::new();
+    let int = |s: &str| s.parse::<i64>().map_err(|_| bad("named limits: cost, limit and duration must be integers"));
     for item in named_text.split('\u{1e}').filter(|s| !s.is_empty()) {
-        let (name, cost) = item.split_once('\u{1f}').ok_or_else(|| bad("named limits are malformed"))?;
-        named.push((name, cost.parse::<i64>().map_err(|_| bad("named limit cost must be an integer"))?));
+        let mut parts = item.split('\u{1f}');
+        let (Some(name), Some(cost)) = (parts.next(), parts.next()) else { return Err(bad("named limits are malformed")) };
+        let ad_hoc = match (parts.next(), parts.next(), parts.next()) {
+            (None, _, _) => None,
+            (Some(limit), Some(duration), None) => Some((int(limit)?, int(duration)?)),
+            _ => return Err(bad("named limits are malformed")),
+        };
+        named.push(Named { name, cost: int(cost)?, ad_hoc });
     }
     let request = Request {
         workspace_id: &workspace_id,

@@ -29,9 +29,20 @@ pub struct Request<'a> {
     /// credits.cost of the request; None = 1.
     pub cost: Option<i64>,
     pub query: Option<&'a str>,
-    /// Named limits with their cost, in request order.
-    pub named: Vec<(&'a str, i64)>,
+    /// Limits named in the request, in request order.
+    pub named: Vec<Named<'a>>,
     pub now_ms: i64,
+}
+
+/// One entry of the request's `ratelimits`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Named<'a> {
+    pub name: &'a str,
+    pub cost: i64,
+    /// `limit` and `duration` (ms) when the entry carries both: an ad-hoc limit, applied for
+    /// this call as a key limit of that name (its window is the key's window of that name)
+    /// and taking the place of a stored limit of the same name.
+    pub ad_hoc: Option<(i64, i64)>,
 }
 
 #[derive(Debug)]
@@ -150,7 +161,12 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32]) -> Result<(String,
         }
     }
 
-    let checks = rate_limit_checks(v, req, &key, identity.as_ref())?;
+    let ad_hoc: Vec<RatelimitDef<'_>> = req
+        .named
+        .iter()
+        .filter_map(|n| n.ad_hoc.map(|(limit, duration_ms)| RatelimitDef { id: "", name: n.name, limit, duration_ms, auto_apply: false }))
+        .collect();
+    let checks = rate_limit_checks(v, req, &key, identity.as_ref(), &ad_hoc)?;
     if checks.iter().any(|c| !c.decision.success) {
         return Ok((reply.json("RATE_LIMITED", credits.map(|c| c.remaining), Some((&checks, false))), vec![]));
     }
@@ -178,26 +194,38 @@ fn rate_limit_checks<'a>(
     req: &Request<'_>,
     key: &'a KeyRecord<'a>,
     identity: Option<&'a IdentityRecord<'a>>,
+    ad_hoc: &'a [RatelimitDef<'a>],
 ) -> Result<Vec<Check<'a>>, VerifyError> {
-    // Key limits shadow identity limits of the same name.
-    let mut defs: Vec<(&'a RatelimitDef<'a>, &'static str, &'a str)> = key.ratelimits.iter().map(|d| (d, "k", key.id)).collect();
+    // Ad-hoc limits (the last one of a name wins) shadow stored limits of the same name, and
+    // key limits shadow identity limits of the same name.
+    let mut defs: Vec<(&'a RatelimitDef<'a>, &'static str, &'a str)> = Vec::new();
+    for (n, d) in ad_hoc.iter().enumerate() {
+        if !ad_hoc[n + 1..].iter().any(|later| later.name == d.name) {
+            defs.push((d, "k", key.id));
+        }
+    }
+    for d in &key.ratelimits {
+        if !ad_hoc.iter().any(|a| a.name == d.name) {
+            defs.push((d, "k", key.id));
+        }
+    }
     if let Some(i) = identity {
         for d in &i.ratelimits {
-            if !key.ratelimits.iter().any(|k| k.name == d.name) {
+            if !key.ratelimits.iter().chain(ad_hoc).any(|k| k.name == d.name) {
                 defs.push((d, "i", i.id));
             }
         }
     }
-    for (name, _) in &req.named {
-        if !defs.iter().any(|(d, _, _)| d.name == *name) {
-            return Err(VerifyError::UnknownLimit((*name).to_owned()));
+    for n in &req.named {
+        if !defs.iter().any(|(d, _, _)| d.name == n.name) {
+            return Err(VerifyError::UnknownLimit(n.name.to_owned()));
         }
     }
     let mut checks = Vec::new();
     for (def, scope, owner) in defs {
         // A named limit's cost replaces the automatic cost of 1 (the last mention wins).
-        let cost = match req.named.iter().rev().find(|(n, _)| *n == def.name) {
-            Some((_, cost)) => *cost,
+        let cost = match req.named.iter().rev().find(|n| n.name == def.name) {
+            Some(n) => n.cost,
             None if def.auto_apply => 1,
             None => continue,
         };

@@ -117,7 +117,16 @@ export const verifyKeyRequest = object(
   {
     key: { type: 'string', minLength: 1, maxLength: 512 },
     credits: object({ cost: { type: 'integer', minimum: 0, maximum: 1e12 } }, ['cost']),
-    ratelimits: { type: 'array', maxItems: 100, items: object({ name: limitName, cost: { type: 'integer', minimum: 0, maximum: 1e12, default: 1 } }, ['name']) },
+    ratelimits: {
+      type: 'array',
+      maxItems: 100,
+      items: object({
+        name: limitName,
+        cost: { type: 'integer', minimum: 0, maximum: 1e12, default: 1 },
+        limit: { type: 'integer', minimum: 0, maximum: MAX_SAFE, description: 'With duration (both or neither): an ad-hoc limit for this call (0 refuses), in place of a stored limit of this name' },
+        duration: { type: 'integer', minimum: 1000, maximum: 2592000000, description: 'With limit: the ad-hoc window length in ms' },
+      }, ['name']),
+    },
     permissions: { type: 'string', minLength: 1, maxLength: 1000, description: 'Permission query: names joined with AND / OR, parentheses' },
     tags: { type: 'array', maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 512 }, description: 'Accepted for SDK compatibility; keyward keeps no analytics' },
   },

@@ -122,6 +122,24 @@ const CALLS: SdkCall[] = [
     },
   },
   {
+    name: 'keys.verifyKey (an ad-hoc limit: limit + duration in the request)',
+    run: (u, s) => u.keys.verifyKey({ key: need(s.key, 'key'), credits: { cost: 0 }, ratelimits: [{ name: 'sdk_adhoc', limit: 1, duration: 60_000 }] }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['verifyKey']>>;
+      expect(res.data).toMatchObject({ valid: true, code: 'VALID', credits: 98 });
+      expect(res.data.ratelimits?.find((l) => l.name === 'sdk_adhoc')).toMatchObject({ id: '', limit: 1, duration: 60_000, remaining: 0, exceeded: false, autoApply: false });
+    },
+  },
+  {
+    name: 'keys.verifyKey (the ad-hoc limit is used up: RATE_LIMITED)',
+    run: (u, s) => u.keys.verifyKey({ key: need(s.key, 'key'), credits: { cost: 0 }, ratelimits: [{ name: 'sdk_adhoc', limit: 1, duration: 60_000 }] }),
+    check: (r) => {
+      const res = r as Awaited<ReturnType<Unkey['keys']['verifyKey']>>;
+      expect(res.data).toMatchObject({ valid: false, code: 'RATE_LIMITED' });
+      expect(res.data.ratelimits?.find((l) => l.name === 'sdk_adhoc')).toMatchObject({ exceeded: true });
+    },
+  },
+  {
     name: 'keys.getKey',
     run: (u, s) => u.keys.getKey({ keyId: need(s.keyId, 'keyId') }),
     check: (r, s) => {

@@ -67,7 +67,8 @@ function newKey(opts: KeyOpts = {}): { keyId: string; key: string; apiId: string
 interface VerifyOpts {
   cost?: number;
   query?: string;
-  named?: [string, number][];
+  /** [name, cost] for a stored limit, [name, cost, limit, durationMs] for an ad-hoc one. */
+  named?: ([string, number] | [string, number, number, number])[];
   now?: number;
   ws?: string;
   apis?: string;
@@ -77,7 +78,7 @@ interface VerifyOpts {
 type Data = Record<string, any>;
 
 function verifyRaw(key: string, o: VerifyOpts = {}): { wrote: boolean; data: Data } {
-  const named = (o.named ?? []).map(([n, c]) => `${n}\u001f${c}`).join('\u001e');
+  const named = (o.named ?? []).map((entry) => entry.join('\u001f')).join('\u001e');
   const out = native.verifyKey(o.ws ?? WS, o.apis ?? '*', key, o.cost ?? -1, o.query ?? null, named, o.now ?? T0);
   expect(out[0] === '0' || out[0] === '1', `state flag of ${out}`).toBe(true);
   return { wrote: out[0] === '1', data: JSON.parse(out.slice(1)) as Data };
@@ -404,6 +405,36 @@ describe('key rate limits', () => {
     expect(verify(key, { named: [['base', 0]] }).code).toBe('VALID');
     expect(code(key)).toBe('RATE_LIMITED');
     expect(code(key, { named: [['base', 1]] })).toBe('RATE_LIMITED');
+  });
+
+  it('an ad-hoc limit (limit + duration in the request) needs no stored limit and counts in the key window of its name', () => {
+    const { key, keyId } = newKey();
+    const first = verify(key, { named: [['burst', 1, 2, MIN]] });
+    expect(first.code).toBe('VALID');
+    expect(first.ratelimits).toEqual([{ id: '', name: 'burst', limit: 2, duration: MIN, remaining: 1, reset: T0 + MIN, exceeded: false, autoApply: false }]);
+    expect(rl(verify(key, { named: [['burst', 1, 2, MIN]] }), 'burst').remaining).toBe(0);
+    const refused = verify(key, { named: [['burst', 1, 2, MIN]] });
+    expect(refused).toMatchObject({ valid: false, code: 'RATE_LIMITED', keyId });
+    expect(rl(refused, 'burst')).toMatchObject({ exceeded: true, remaining: 0 });
+    // Without the ad-hoc entry the name is unknown to the key: 412 as ever.
+    expect(thrownCode(() => verify(key, { named: [['burst', 1]] }))).toBe('VERIFY_UNKNOWN_LIMIT');
+    // A larger ad-hoc limit on the same window admits again; limit 0 refuses every call (as an
+    // override with limit 0 does), even at cost 0.
+    expect(rl(verify(key, { named: [['burst', 1, 5, MIN]] }), 'burst').remaining).toBe(2);
+    expect(code(key, { named: [['other', 1, 0, MIN]] })).toBe('RATE_LIMITED');
+    expect(code(key, { named: [['other', 0, 0, MIN]] })).toBe('RATE_LIMITED');
+  });
+
+  it('an ad-hoc limit takes the place of a stored key or identity limit of that name, for this call only', () => {
+    const { key } = newKey({ ratelimits: [limit('base', 1, MIN, true)] });
+    expect(code(key)).toBe('VALID');
+    expect(code(key)).toBe('RATE_LIMITED');
+    const adHoc = verify(key, { named: [['base', 1, 3, MIN]] });
+    expect(adHoc.ratelimits).toEqual([expect.objectContaining({ id: '', name: 'base', limit: 3, remaining: 1, autoApply: false })]);
+    expect(code(key)).toBe('RATE_LIMITED');
+    // The last ad-hoc entry of a name wins, with the last cost named for it.
+    const twice = verify(key, { named: [['base', 1, 2, MIN], ['base', 0, 10, MIN]] });
+    expect(twice.ratelimits).toEqual([expect.objectContaining({ limit: 10, remaining: 8 })]);
   });
 
   it('a named cost above the limit is refused; cost 0 on a non-full window peeks', () => {

@@ -1,23 +1,30 @@
 import { RawJson } from '../../domain/rawJson.js';
 import { engine, errorCode } from '../../engine/native.js';
-import { ApiError } from '../../errors/apiError.js';
+import { ApiError, invalidInput } from '../../errors/apiError.js';
 import { noteHotEffect } from '../../store/durability.js';
 import type { Ctx } from '../context.js';
 
 export interface VerifyKeyInput {
   key: string;
   credits?: { cost: number };
-  ratelimits?: { name: string; cost: number }[];
+  /** `limit` and `duration` come together (schema): an ad-hoc limit for this call. */
+  ratelimits?: { name: string; cost: number; limit?: number; duration?: number }[];
   permissions?: string;
 }
 
 /** One synchronous native call; refusals are data (valid:false + code), not errors. */
 export function verifyKey(input: VerifyKeyInput, ctx: Ctx): RawJson {
+  input.ratelimits?.forEach((r, i) => {
+    if ((r.limit === undefined) !== (r.duration === undefined)) {
+      const missing = r.limit === undefined ? 'limit' : 'duration';
+      throw invalidInput(`body.ratelimits[${i}].${missing}`, `is required: an ad-hoc limit needs both limit and duration`, `add '${missing}', or drop both to use the key's stored limit '${r.name}'`);
+    }
+  });
   const scope = ctx.principal.verifyScope();
   if (scope === null) {
     throw new ApiError('insufficient_permissions', "The root key lacks the permission for this procedure. Missing one of these permissions: 'apis.*.verify_key' or 'apis.<apiId>.verify_key'.");
   }
-  const named = input.ratelimits === undefined ? '' : input.ratelimits.map((r) => `${r.name}\u001f${r.cost}`).join('\u001e');
+  const named = input.ratelimits === undefined ? '' : input.ratelimits.map(namedLimit).join('\u001e');
   let out: string;
   try {
     out = engine.verifyKey(ctx.principal.workspaceId, scope, input.key, input.credits?.cost ?? -1, input.permissions ?? null, named, ctx.nowMs);
@@ -34,4 +41,10 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): RawJson {
   }
   noteHotEffect(out.charCodeAt(0));
   return new RawJson(out.slice(1));
+}
+
+/** The engine's encoding of one `ratelimits` entry (native/src/api.rs verify_key). */
+function namedLimit(r: NonNullable<VerifyKeyInput['ratelimits']>[number]): string {
+  const head = `${r.name}\u001f${r.cost}`;
+  return r.limit === undefined || r.duration === undefined ? head : `${head}\u001f${r.limit}\u001f${r.duration}`;
 }
