@@ -14,6 +14,7 @@ use crate::hot::{self as hot_mod, Effect};
 use crate::limit::{self, LimitError, LimitRequest};
 use crate::verify::{self, Named, Request, VerifyError};
 use crate::hash;
+use crate::migrate;
 use crate::napi::{self, napi_callback_info, napi_env, napi_value, Env, Status, ValueType};
 use crate::store::{self, OpenOptions, StoreError, Table, MAX_KEY_BYTES};
 
@@ -227,7 +228,7 @@ pub fn open(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
         )),
     })?;
     opened.ok_or_else(|| bad("dir must be a string"))??;
-    credits::migrate_legacy()?;
+    migrate::run()?;
     Ok(env.undefined()?)
 }
 

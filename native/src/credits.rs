@@ -5,7 +5,7 @@
 //! key's own rate-limit windows `k/<keyId>/<name>`, so a verification that spends credits
 //! and counts a key limit reads and copies one leaf page, not one in each of two tables.
 //! The window sweeper skips these records (is_record_key). Stores written before this
-//! layout kept them in the `credits` table under the bare keyId; migrate_legacy moves them.
+//! layout kept them in the `credits` table under the bare keyId (migrate.rs moves them).
 //!
 //! THE layout of a credits record (32 bytes):
 //!
@@ -22,7 +22,7 @@
 //! `refill_amount` is set to it (a higher balance, e.g. after an increment, is kept).
 
 use crate::fixed;
-use crate::store::{self, StoreError, Table};
+use crate::store::Table;
 
 /// The table holding credits records (shared with the rate-limit windows, see above).
 pub const TABLE: Table = Table::RATELIMIT_WINDOWS;
@@ -41,31 +41,6 @@ pub fn is_record_key(k: &[u8]) -> bool {
     k.starts_with(b"k/") && !k[2..].contains(&b'/')
 }
 
-/// Moves the credits records of a store written before the colocated layout (the `credits`
-/// table, key = keyId) to record_key, in one transaction. Nothing to do on a current store.
-pub fn migrate_legacy() -> Result<usize, StoreError> {
-    let legacy: Vec<(Vec<u8>, Vec<u8>)> = store::view(|v| {
-        let mut all = Vec::new();
-        v.range(Table::CREDITS, &[], None, usize::MAX, |k, value| {
-            all.push((k.to_vec(), value.to_vec()));
-            Ok::<_, StoreError>(())
-        })?;
-        Ok::<_, StoreError>(all)
-    })?;
-    if legacy.is_empty() {
-        return Ok(0);
-    }
-    store::transaction(|| {
-        for (k, value) in &legacy {
-            // A record written at the new place since (by a newer process) wins.
-            if store::get(TABLE, &record_key(k), |v| v.is_none())? {
-                store::put(TABLE, &record_key(k), value)?;
-            }
-            store::del(Table::CREDITS, k)?;
-        }
-        Ok(legacy.len())
-    })
-}
 
 pub const RECORD_BYTES: usize = 32;
 const DAY_MS: i64 = 86_400_000;

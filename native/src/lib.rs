@@ -5,6 +5,7 @@
 
 mod api;
 mod credits;
+mod migrate;
 mod fixed;
 mod hash;
 mod hot;

@@ -30,7 +30,7 @@ use lmdb::{DatabaseFlags, Environment, EnvironmentFlags};
 use lmdb_sys as ffi;
 
 /// The named tables, created at open. The index of a name is its `Table` id.
-pub const TABLES: [&str; 16] = [
+pub const TABLES: [&str; 17] = [
     "meta",
     "workspaces",
     "root_keys",
@@ -47,6 +47,7 @@ pub const TABLES: [&str; 16] = [
     "ratelimit_windows",
     "credits",
     "indexes",
+    "key_records",
 ];
 const TABLE_COUNT: usize = TABLES.len();
 
@@ -54,7 +55,8 @@ const TABLE_COUNT: usize = TABLES.len();
 pub const MAX_KEY_BYTES: usize = 511;
 /// Map size used when `initial_map_bytes` is 0.
 pub const DEFAULT_MAP_BYTES: usize = 1 << 30;
-/// Map growth stops here (1 TiB of address space; the file itself stays sparse).
+/// Map growth stops here (1 TiB of address space; without the writable map the file stays
+/// sparse, with it the map's disk space is reserved, see `open_env`).
 pub const MAX_MAP_BYTES: usize = 1 << 40;
 
 /// A named table (index into `TABLES`).
@@ -65,6 +67,7 @@ impl Table {
     pub const CREDITS: Table = Table(14);
     pub const KEYS: Table = Table(5);
     pub const KEY_HASHES: Table = Table(6);
+    pub const KEY_RECORDS: Table = Table(16);
     pub const APIS: Table = Table(4);
     pub const ROLES: Table = Table(9);
     pub const IDENTITIES: Table = Table(10);
@@ -92,6 +95,7 @@ impl Table {
             b"ratelimit_windows" => 13,
             b"credits" => 14,
             b"indexes" => 15,
+            b"key_records" => 16,
             _ => return None,
         };
         Some(Table(i))

@@ -119,8 +119,7 @@ struct Check<'a> {
 }
 
 fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32]) -> Result<(String, Vec<Put>), VerifyError> {
-    let Some(key_id) = v.get(Table::KEY_HASHES, hash)? else { return Ok((NOT_FOUND.into(), vec![])) };
-    let Some(key_bytes) = v.get(Table::KEYS, key_id)? else { return Ok((NOT_FOUND.into(), vec![])) };
+    let Some(key_bytes) = v.get(Table::KEY_RECORDS, hash)? else { return Ok((NOT_FOUND.into(), vec![])) };
     let key = records::key(key_bytes)?;
     if key.workspace_id != req.workspace_id || !api_allowed(req.allowed_apis, key.api_id) {
         return Ok((NOT_FOUND.into(), vec![]));

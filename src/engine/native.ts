@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export type Table =
-  | 'meta' | 'workspaces' | 'root_keys' | 'root_key_hashes' | 'apis' | 'keys' | 'key_hashes' | 'api_keys'
+  | 'meta' | 'workspaces' | 'root_keys' | 'root_key_hashes' | 'apis' | 'keys' | 'key_hashes' | 'key_records' | 'api_keys'
   | 'permissions' | 'roles' | 'identities' | 'ratelimit_namespaces' | 'ratelimit_overrides' | 'ratelimit_windows' | 'credits'
   | 'indexes';
 

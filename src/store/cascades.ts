@@ -3,12 +3,12 @@
 // transaction, so verification sees the whole change at once or not at all.
 import { delRecord, getRecord, putRecord } from './db.js';
 import { idxAll, idxDel } from './indexes.js';
-import { saveKey } from './keys.js';
+import { getKeyRecord, saveKey } from './keys.js';
 import { IDX, type IdentityRecord, type KeyRecord, type PermissionRecord, type RoleRecord } from './records.js';
 
 function rewriteKeys(keyIds: readonly string[], change: (k: KeyRecord) => KeyRecord, nowMs: number): void {
   for (const keyId of keyIds) {
-    const key = getRecord<KeyRecord>('keys', keyId);
+    const key = getKeyRecord(keyId);
     if (key !== undefined) saveKey({ ...change(key), updatedAtMs: nowMs }, key);
   }
 }

@@ -1,9 +1,10 @@
-// Keys in the store: the record (records.ts KeyRecord), its hash index, its API listing
-// entry, its credits and the reverse indexes of its roles, permissions and identity.
+// Keys in the store: the record (records.ts KeyRecord) under its hash in key_records, the
+// keyId → hash entry in keys, its API listing entry, its credits and the reverse indexes of
+// its roles, permissions and identity.
 // Functions here run inside the caller's transaction unless they say otherwise.
 import { createHash } from 'node:crypto';
 import { native, credits, type CreditsTuple } from '../engine/native.js';
-import { getRecord, getText, putRecord, delRecord, putText } from './db.js';
+import { getRecord, putRecord, putText } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
 import { IDX, type ApiRecord, type KeyRecord } from './records.js';
 
@@ -12,23 +13,33 @@ export function keyHashBytes(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
 }
 
-export function findKey(workspaceId: string, keyId: string): KeyRecord | undefined {
-  const key = getRecord<KeyRecord>('keys', keyId);
+/** The stored record of a key id, whatever its workspace or API (callers check those). */
+export function getKeyRecord(keyId: string): KeyRecord | undefined {
+  const hash = native.get('keys', keyId);
+  return hash === undefined ? undefined : getRecord<KeyRecord>('key_records', hash);
+}
+
+/** The record when it is in this workspace and its API is not deleted. */
+function visible(workspaceId: string, key: KeyRecord | undefined): KeyRecord | undefined {
   if (key === undefined || key.workspaceId !== workspaceId) return undefined;
   const api = getRecord<ApiRecord>('apis', key.apiId);
   return api === undefined || api.deletedAtMs !== undefined ? undefined : key;
 }
 
+export function findKey(workspaceId: string, keyId: string): KeyRecord | undefined {
+  return visible(workspaceId, getKeyRecord(keyId));
+}
+
 export function findKeyByPlaintext(workspaceId: string, plaintext: string): KeyRecord | undefined {
-  const id = getText('key_hashes', keyHashBytes(plaintext));
-  return id === undefined ? undefined : findKey(workspaceId, id);
+  return visible(workspaceId, getRecord<KeyRecord>('key_records', keyHashBytes(plaintext)));
 }
 
 /** Writes the record and every index that mirrors it; `previous` is the stored version. */
 export function saveKey(record: KeyRecord, previous: KeyRecord | undefined): void {
-  putRecord('keys', record.id, record);
+  const hash = Buffer.from(record.hash, 'base64');
+  putRecord('key_records', hash, record);
   if (previous === undefined) {
-    native.put('key_hashes', Buffer.from(record.hash, 'base64'), Buffer.from(record.id, 'utf8'));
+    native.put('keys', record.id, hash);
     putText('api_keys', `${record.apiId}/${record.id}`, record.id);
   }
   syncReverseIndexes(record, previous);
@@ -49,8 +60,8 @@ function syncReverseIndexes(record: KeyRecord | undefined, previous: KeyRecord |
 
 /** Removes the key and everything that points at it. */
 export function removeKey(record: KeyRecord): void {
-  delRecord('keys', record.id);
-  native.del('key_hashes', Buffer.from(record.hash, 'base64'));
+  native.del('key_records', Buffer.from(record.hash, 'base64'));
+  native.del('keys', record.id);
   native.del('api_keys', `${record.apiId}/${record.id}`);
   deleteCredits(record.id);
   syncReverseIndexes(undefined, record);

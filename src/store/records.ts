@@ -43,10 +43,12 @@ export interface RatelimitDef {
 }
 
 /**
- * keys table, key = keyId. THE key layout: written by management code (msgpack map), read
- * field by field by the native verification engine (native/src/records.rs), so the field
- * names below are a contract; test/engine/records.test.ts is the golden test of both sides.
- *  - the key's SHA-256 (32 raw bytes) → keyId lives in key_hashes;
+ * key_records table, key = the key's SHA-256 (32 raw bytes), so a verification finds the
+ * record in one lookup; the keys table maps keyId → that hash (src/store/keys.ts). THE key
+ * layout: written by management code (msgpack map), read field by field by the native
+ * verification engine (native/src/records.rs), so the field names below are a contract;
+ * test/engine/records.test.ts is the golden test of both sides. (Stores written before
+ * this layout are upgraded at open: native/src/migrate.rs.)
  *  - the credit balance and refill settings live beside the key's rate-limit windows
  *    (ratelimit_windows at `k/<keyId>`), in the engine's fixed binary layout (no credits
  *    record = unlimited), read and changed only through native calls (native/src/credits.rs);

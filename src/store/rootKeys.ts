@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { native } from '../engine/native.js';
 import { base58 } from '../domain/base58.js';
 import { newId } from '../domain/ids.js';
 import { normalizeGrant } from '../auth/permissions.js';

@@ -4,8 +4,8 @@
 import { native } from '../engine/native.js';
 import { apiKeyIds } from '../store/apis.js';
 import { delRecord, getRecord, transact } from '../store/db.js';
-import { removeKey } from '../store/keys.js';
-import type { ApiRecord, KeyRecord } from '../store/records.js';
+import { getKeyRecord, removeKey } from '../store/keys.js';
+import type { ApiRecord } from '../store/records.js';
 
 // Small batches: each holds the writer lock, so the serving threads wait at most one of them.
 export const BATCH = 100;
@@ -22,7 +22,7 @@ export function purgeBatch(apiId: string): number {
   return transact(() => {
     const ids = apiKeyIds(apiId, undefined, BATCH);
     for (const id of ids) {
-      const key = getRecord<KeyRecord>('keys', id);
+      const key = getKeyRecord(id);
       if (key !== undefined) removeKey(key);
       else native.del('api_keys', `${apiId}/${id}`);
     }

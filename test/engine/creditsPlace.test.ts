@@ -1,6 +1,6 @@
 // Where credits live (native/src/credits.rs): beside the key's rate-limit windows in the
-// ratelimit_windows table, so the window sweeper must leave them alone, and a store written
-// with the older layout (credits table, key = keyId) is moved over when it is opened.
+// ratelimit_windows table, so the window sweeper must leave them alone. (The upgrade from
+// the older layout is in migrate.test.ts.)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -71,26 +71,5 @@ describe('credits records', () => {
   it('refuse a key id with a slash, which would read as a window', () => {
     openFresh();
     expect(() => native.transaction(() => native.creditsSet('key/a', 1, -1, 0, T0))).toThrow(/must not contain '\/'/);
-  });
-
-  it('written in the legacy credits table are moved beside the windows when the store opens', () => {
-    const d = openFresh();
-    native.transaction(() => {
-      native.creditsSet('key_old', 42, 50, 0, T0);
-      native.creditsSet('key_both', 5, -1, 0, T0);
-    });
-    // Rewrite key_old as an older keyward stored it: credits table, key = keyId. key_both
-    // has a record in both places; the current one wins.
-    const bytes = native.get('ratelimit_windows', 'k/key_old') as Buffer;
-    native.transaction(() => {
-      native.put('credits', 'key_old', bytes);
-      native.del('ratelimit_windows', 'k/key_old');
-      native.put('credits', 'key_both', bytes);
-    });
-    native.close();
-    native.open(d, false, 0, 0);
-    expect(native.range('credits', '', null, 10)).toEqual([]);
-    expect(native.creditsGet('key_old', T0)).toEqual([42, 50, 0, T0]);
-    expect(native.creditsGet('key_both', T0)?.[0]).toBe(5);
   });
 });

@@ -1,9 +1,9 @@
 import { findApi, apiKeyIds } from '../../store/apis.js';
-import { getRecord } from '../../store/db.js';
+import { getKeyRecord } from '../../store/keys.js';
 import { paginate, type IdSource } from '../../store/paginate.js';
 import { findIdentity } from '../../store/identities.js';
 import { idxList } from '../../store/indexes.js';
-import { IDX, type KeyRecord } from '../../store/records.js';
+import { IDX } from '../../store/records.js';
 import type { Ctx, ListResult } from '../context.js';
 import { keyView, type KeyView } from '../keys/view.js';
 import { apiNotFound } from './getApi.js';
@@ -28,7 +28,7 @@ export function listKeys(input: ListKeysInput, ctx: Ctx): ListResult<KeyView> {
     source = (from, n) => idxList(IDX.identKey(identity.id), from, n);
   }
   return paginate(`keys:${input.apiId}:${input.externalId ?? ''}`, input.cursor, input.limit, source, (keyId) => {
-    const record = getRecord<KeyRecord>('keys', keyId);
+    const record = getKeyRecord(keyId);
     if (record === undefined || record.apiId !== input.apiId) return undefined;
     const view = keyView(record, ctx.nowMs);
     const plaintext = reveal?.(record);
