@@ -10,10 +10,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use crate::credits::{self, Credits};
-use crate::hot::{self as hot_mod, Effect};
+use crate::hot as hot_mod;
 use crate::limit::{self, LimitError, LimitRequest};
 use crate::verify::{self, Named, Request, VerifyError};
 use crate::hash;
+use crate::meta;
 use crate::migrate;
 use crate::napi::{self, napi_callback_info, napi_env, napi_value, Env, Status, ValueType};
 use crate::store::{self, OpenOptions, StoreError, Table, MAX_KEY_BYTES};
@@ -344,6 +345,11 @@ pub fn sync(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     Ok(env.undefined()?)
 }
 
+/// rootKeysVersion(): number — see meta::root_keys_version.
+pub fn root_keys_version(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    Ok(env.double(meta::root_keys_version()?)?)
+}
+
 /// stats(): { usedBytes, mapBytes, pageSize, lastTxnId, entries } (all numbers).
 pub fn stats(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     let s = store::stats()?;
@@ -503,8 +509,10 @@ pub fn verify_key(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error>
         named,
         now_ms,
     };
-    let outcome = verify::verify(&request).map_err(verify_error)?;
-    Ok(env.string(&flagged(outcome.effect, &outcome.json))?)
+    hot_mod::with_scratch(|scratch| {
+        let effect = verify::verify(&request, scratch).map_err(verify_error)?;
+        Ok(env.string(scratch.reply(effect))?)
+    })
 }
 
 fn limit_error(e: LimitError) -> Error {
@@ -512,15 +520,6 @@ fn limit_error(e: LimitError) -> Error {
         LimitError::Store(e) => Error::Store(e),
         LimitError::Corrupt(what) => Error::Coded("STORE_CORRUPT", format!("a stored record could not be decoded: {what}")),
     }
-}
-
-/// "0" (read only), "1" (wrote) or "2" (wrote into a group-commit batch this call opened;
-/// JS must commit it) followed by the JSON.
-fn flagged(effect: Effect, json: &str) -> String {
-    let mut out = String::with_capacity(json.len() + 1);
-    out.push(effect.flag());
-    out.push_str(json);
-    out
 }
 
 /// limit(namespaceId, identifier, limit, durationMs, cost, nowMs): string — "1"/"0" (state
@@ -537,9 +536,10 @@ pub fn limit(env: Env, args: &[napi_value; 6]) -> Result<napi_value, Error> {
         cost: int_arg(env, args[4], "cost")?,
     };
     let now_ms = int_arg(env, args[5], "nowMs")?;
-    let (outcomes, effect) = limit::limit(std::slice::from_ref(&request), now_ms).map_err(limit_error)?;
-    let json = limit::outcomes_json(&outcomes);
-    Ok(env.string(&flagged(effect, &json[1..json.len() - 1]))?)
+    hot_mod::with_scratch(|scratch| {
+        let effect = limit::limit(std::slice::from_ref(&request), now_ms, false, scratch).map_err(limit_error)?;
+        Ok(env.string(scratch.reply(effect))?)
+    })
 }
 
 /// limitMany(requests: Buffer, nowMs): string — "1"/"0" + a JSON array of outcomes in
@@ -549,8 +549,10 @@ pub fn limit_many(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error>
     let bytes = buffer_arg(env, args[0], "requests")?;
     let now_ms = int_arg(env, args[1], "nowMs")?;
     let requests = limit::decode_requests(bytes).map_err(|what| bad(format!("requests buffer: {what}")))?;
-    let (outcomes, effect) = limit::limit(&requests, now_ms).map_err(limit_error)?;
-    Ok(env.string(&flagged(effect, &limit::outcomes_json(&outcomes)))?)
+    hot_mod::with_scratch(|scratch| {
+        let effect = limit::limit(&requests, now_ms, true, scratch).map_err(limit_error)?;
+        Ok(env.string(scratch.reply(effect))?)
+    })
 }
 
 /// sweepWindows(after: Buffer, nowMs, max): [next: Buffer, deleted: number] — removes

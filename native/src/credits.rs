@@ -30,10 +30,12 @@ pub const TABLE: Table = Table::RATELIMIT_WINDOWS;
 /// `k/<keyId>`: the credits record's key. Key ids never contain '/', which is what tells
 /// it apart from the key's windows `k/<keyId>/<name>`.
 pub fn record_key(key_id: &[u8]) -> Vec<u8> {
-    let mut k = Vec::with_capacity(key_id.len() + 2);
-    k.extend_from_slice(b"k/");
-    k.extend_from_slice(key_id);
-    k
+    record_key_parts(key_id).concat()
+}
+
+/// `record_key` as parts (to assemble without allocating).
+pub fn record_key_parts(key_id: &[u8]) -> [&[u8]; 2] {
+    [b"k/", key_id]
 }
 
 /// Whether a key of the windows table names a credits record rather than a window.

@@ -1,11 +1,15 @@
 //! How the hot procedures (verify.rs, limit.rs) read and commit. An evaluation is a pure
-//! function of one read view returning its answer and the puts it needs; this module runs
-//! it over the right transaction:
+//! function of one read view that writes its answer (JSON text) and the puts it needs into
+//! this thread's `Scratch`; this module runs it over the right transaction:
 //!  - inside this thread's open group-commit batch: through the batch, puts applied to it;
 //!  - otherwise first over a read-only view (skipped when the caller expects writes); when
 //!    puts are needed it is run again inside a write transaction — a batch opened here when
 //!    group commit is on (the server), else a transaction of its own committed before return.
+//!
+//! `Scratch` is reused from call to call (cleared, never shrunk), so a hot call allocates
+//! nothing once its buffers have grown to the sizes it needs.
 
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::store::{self, StoreError, Table, View};
@@ -19,10 +23,110 @@ pub fn set_group_commit(on: bool) {
     GROUP_COMMIT.store(on, Ordering::Relaxed);
 }
 
-pub struct Put {
-    pub table: Table,
-    pub key: Vec<u8>,
-    pub value: Vec<u8>,
+/// Bytes of every value a hot call writes (credits and window records are both 32 bytes).
+pub const VALUE_BYTES: usize = 32;
+
+/// The writes an evaluation asks for: (table, key, 32-byte value), keys packed in one buffer.
+#[derive(Default)]
+pub struct Puts {
+    items: Vec<(Table, usize, usize, [u8; VALUE_BYTES])>,
+    keys: Vec<u8>,
+}
+
+impl Puts {
+    pub fn clear(&mut self) {
+        self.items.clear();
+        self.keys.clear();
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// The key of put `i`.
+    pub fn key(&self, i: usize) -> &[u8] {
+        let (_, start, end, _) = self.items[i];
+        &self.keys[start..end]
+    }
+
+    /// Replaces the value of put `i`.
+    pub fn set_value(&mut self, i: usize, value: [u8; VALUE_BYTES]) {
+        self.items[i].3 = value;
+    }
+
+    /// Adds a put whose key is the concatenation of `key_parts`.
+    pub fn push(&mut self, table: Table, key_parts: &[&[u8]], value: [u8; VALUE_BYTES]) {
+        let start = self.keys.len();
+        for part in key_parts {
+            self.keys.extend_from_slice(part);
+        }
+        self.items.push((table, start, self.keys.len(), value));
+    }
+
+    fn apply(&self) -> Result<(), StoreError> {
+        self.items.iter().try_for_each(|(table, start, end, value)| store::put(*table, &self.keys[*start..*end], value))
+    }
+}
+
+/// A store key assembled on the stack from parts (LMDB keys are at most 511 bytes; a
+/// longer key is cut here at 512 bytes and then refused by the store as a bad argument).
+pub struct KeyBuf([u8; 512]);
+
+impl KeyBuf {
+    pub fn new() -> KeyBuf {
+        KeyBuf([0; 512])
+    }
+
+    pub fn of(&mut self, parts: &[&[u8]]) -> &[u8] {
+        let mut n = 0;
+        for part in parts {
+            let take = part.len().min(self.0.len() - n);
+            self.0[n..n + take].copy_from_slice(&part[..take]);
+            n += take;
+        }
+        &self.0[..n]
+    }
+}
+
+/// Per-thread buffers of the hot calls: the answer and the puts of the evaluation.
+#[derive(Default)]
+pub struct Scratch {
+    /// The effect flag (see `Effect::flag`; a placeholder until `run` returns) followed by
+    /// the answer as JSON text, which the evaluation appends.
+    pub out: String,
+    pub puts: Puts,
+}
+
+impl Scratch {
+    fn clear(&mut self) {
+        self.out.clear();
+        self.out.push(Effect::Read.flag());
+        self.puts.clear();
+    }
+
+    /// The flag and the answer of the last run, as JS receives them.
+    pub fn reply(&mut self, effect: Effect) -> &str {
+        let mut flag = [0u8; 4];
+        self.out.replace_range(..1, effect.flag().encode_utf8(&mut flag));
+        &self.out
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: String::with_capacity(1024), puts: Puts::default() });
+}
+
+/// Runs `f` with this thread's scratch buffers. Hot calls do not nest (no JS runs inside
+/// them), so the buffers are free whenever a hot call starts.
+pub fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|s| match s.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut Scratch::default()),
+    })
 }
 
 /// What a hot call did to the store, as JS is told ('0', '1', '2').
@@ -46,32 +150,34 @@ impl Effect {
     }
 }
 
-fn apply(puts: &[Put]) -> Result<(), StoreError> {
-    puts.iter().try_for_each(|p| store::put(p.table, &p.key, &p.value))
-}
-
-pub fn run<T, E: From<StoreError>>(expect_writes: bool, eval: impl Fn(&View<'_>) -> Result<(T, Vec<Put>), E>) -> Result<(T, Effect), E> {
+/// Evaluates over the right transaction (see the module comment); the answer of the
+/// evaluation that counted is left in `scratch.out` (after the flag's place).
+pub fn run<E: From<StoreError>>(expect_writes: bool, scratch: &mut Scratch, eval: impl Fn(&View<'_>, &mut Scratch) -> Result<(), E>) -> Result<Effect, E> {
+    let evaluate = |scratch: &mut Scratch| {
+        scratch.clear();
+        store::view(|v| eval(v, scratch))
+    };
     if store::in_batch() {
-        let (answer, puts) = store::view(&eval)?;
-        apply(&puts)?;
-        return Ok((answer, if puts.is_empty() { Effect::Read } else { Effect::Wrote }));
+        evaluate(scratch)?;
+        scratch.puts.apply()?;
+        return Ok(if scratch.puts.is_empty() { Effect::Read } else { Effect::Wrote });
     }
     if !expect_writes {
-        let (answer, puts) = store::view(&eval)?;
-        if puts.is_empty() {
-            return Ok((answer, Effect::Read));
+        evaluate(scratch)?;
+        if scratch.puts.is_empty() {
+            return Ok(Effect::Read);
         }
     }
     if GROUP_COMMIT.load(Ordering::Relaxed) {
         store::batch_begin()?;
-        let (answer, puts) = store::view(&eval)?;
-        apply(&puts)?;
-        return Ok((answer, Effect::OpenedBatch));
+        evaluate(scratch)?;
+        scratch.puts.apply()?;
+        return Ok(Effect::OpenedBatch);
     }
-    let (answer, wrote) = store::transaction(|| {
-        let (answer, puts) = store::view(&eval)?;
-        apply(&puts)?;
-        Ok::<_, E>((answer, !puts.is_empty()))
+    let wrote = store::transaction(|| {
+        evaluate(scratch)?;
+        scratch.puts.apply()?;
+        Ok::<_, E>(!scratch.puts.is_empty())
     })?;
-    Ok((answer, if wrote { Effect::Wrote } else { Effect::Read }))
+    Ok(if wrote { Effect::Wrote } else { Effect::Read })
 }

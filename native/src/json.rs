@@ -39,8 +39,23 @@ pub fn key(out: &mut String, name: &str) {
     out.push_str("\":");
 }
 
+/// Appends the decimal digits of `v` (no allocation, no formatter).
 pub fn int(out: &mut String, v: i64) {
-    let _ = write!(out, "{v}");
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = v.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or("0"));
 }
 
 pub fn strings<'a>(out: &mut String, items: impl IntoIterator<Item = &'a str>) {
@@ -61,5 +76,14 @@ mod tests {
         let mut out = String::new();
         super::string(&mut out, "a\"b\\c\nd\u{1}é");
         assert_eq!(out, "\"a\\\"b\\\\c\\nd\\u0001é\"");
+    }
+
+    #[test]
+    fn ints() {
+        for v in [0, 7, -7, 10, 1_999_999_999_999, i64::MAX, i64::MIN, -1] {
+            let mut out = String::new();
+            super::int(&mut out, v);
+            assert_eq!(out, v.to_string());
+        }
     }
 }

@@ -11,6 +11,7 @@ mod hash;
 mod hot;
 mod json;
 mod limit;
+mod meta;
 mod msgpack;
 mod napi;
 mod permissions;
@@ -48,6 +49,7 @@ exports! {
     c"transaction" => api::transaction,
     c"sync" => api::sync,
     c"stats" => api::stats,
+    c"rootKeysVersion" => api::root_keys_version,
     c"sha256Base64" => api::sha256_base64,
     c"verifyKey" => api::verify_key,
     c"limit" => api::limit,

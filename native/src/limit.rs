@@ -11,14 +11,13 @@
 //! bytes (LMDB keys are at most 511 bytes); src/store/ratelimits.ts derives it the same way.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use crate::credits;
 use crate::hash;
 use crate::json;
 use crate::msgpack::DecodeError;
 use crate::records::{self, OverrideRecord};
-use crate::hot::{self, Effect, Put};
+use crate::hot::{self, Effect, KeyBuf, Scratch};
 use crate::store::{self, StoreError, Table, View};
 use crate::window::{self, Window};
 
@@ -85,18 +84,19 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 /// The override that applies to `identifier` in a namespace, if any.
 pub fn find_override<'t>(v: &View<'t>, namespace_id: &str, identifier: &str) -> Result<Option<OverrideRecord<'t>>, LimitError> {
     let sid = storage_id(identifier);
-    for kind in ["e", "w"] {
-        if let Some(bytes) = v.get(Table::RATELIMIT_OVERRIDES, format!("{namespace_id}/{kind}/{sid}").as_bytes())? {
+    let mut key = KeyBuf::new();
+    for kind in [b"/e/", b"/w/"] {
+        if let Some(bytes) = v.get(Table::RATELIMIT_OVERRIDES, key.of(&[namespace_id.as_bytes(), kind, sid.as_bytes()]))? {
             return Ok(Some(records::override_record(bytes)?));
         }
     }
-    let prefix = format!("{namespace_id}/w/");
-    let mut end = prefix.clone().into_bytes();
+    let prefix = key.of(&[namespace_id.as_bytes(), b"/w/"]).to_vec();
+    let mut end = prefix.clone();
     if let Some(last) = end.last_mut() {
         *last += 1;
     }
     let mut best: Option<OverrideRecord<'t>> = None;
-    v.range(Table::RATELIMIT_OVERRIDES, prefix.as_bytes(), Some(&end), usize::MAX, |_, value| {
+    v.range(Table::RATELIMIT_OVERRIDES, &prefix, Some(&end), usize::MAX, |_, value| {
         let o = records::override_record(value)?;
         if glob_match(o.identifier, identifier) && best.as_ref().is_none_or(|b| o.identifier.len() > b.identifier.len()) {
             best = Some(o);
@@ -133,76 +133,98 @@ pub fn decode_requests(bytes: &[u8]) -> Result<Vec<LimitRequest<'_>>, &'static s
     Ok(out)
 }
 
-pub struct Outcome {
-    pub success: bool,
-    pub limit: i64,
-    pub remaining: i64,
-    pub reset_ms: i64,
-    pub override_id: Option<String>,
+struct Outcome<'t> {
+    success: bool,
+    limit: i64,
+    remaining: i64,
+    reset_ms: i64,
+    override_id: Option<&'t str>,
 }
 
-fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec<Outcome>, Vec<Put>), LimitError> {
-    let mut pending: HashMap<String, Window> = HashMap::new();
+/// Decides every request and writes the outcomes into `scratch.out` (a JSON array when
+/// `many`, else the one outcome); the windows are put only when every request is admitted.
+fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, scratch: &mut Scratch) -> Result<(), LimitError> {
+    // Windows this call already changed (several requests may name one window), by the
+    // index of their put.
+    let mut changed: Vec<(usize, Window)> = Vec::new();
     let mut outcomes = Vec::with_capacity(reqs.len());
-    let mut costs = Vec::with_capacity(reqs.len());
+    let mut key = KeyBuf::new();
+    let mut digits = String::with_capacity(20);
     for r in reqs {
         let o = find_override(v, r.namespace_id, r.identifier)?;
         let (limit, duration_ms) = o.as_ref().map_or((r.limit, r.duration_ms), |o| (o.limit, o.duration_ms));
-        let key = format!("n/{}/{}/{}", r.namespace_id, duration_ms, storage_id(r.identifier));
-        let stored = match pending.get(&key) {
-            Some(w) => Some(*w),
-            None => v.get(Table::RATELIMIT_WINDOWS, key.as_bytes())?.and_then(Window::decode),
+        digits.clear();
+        json::int(&mut digits, duration_ms);
+        let sid = storage_id(r.identifier);
+        let window_key = [b"n/", r.namespace_id.as_bytes(), b"/", digits.as_bytes(), b"/", sid.as_bytes()];
+        let key = key.of(&window_key);
+        let earlier = changed.iter().position(|(put, _)| scratch.puts.key(*put) == key);
+        let stored = match earlier {
+            Some(i) => Some(changed[i].1),
+            None => v.get(Table::RATELIMIT_WINDOWS, key)?.and_then(Window::decode),
         };
         let d = window::decide(stored, now_ms, duration_ms, limit, r.cost);
         if d.success && r.cost > 0 {
-            pending.insert(key, d.next);
+            match earlier {
+                Some(i) => {
+                    changed[i].1 = d.next;
+                    scratch.puts.set_value(changed[i].0, d.next.encode());
+                }
+                None => {
+                    changed.push((scratch.puts.len(), d.next));
+                    scratch.puts.push(Table::RATELIMIT_WINDOWS, &window_key, d.next.encode());
+                }
+            }
         }
-        costs.push(r.cost);
-        outcomes.push(Outcome { success: d.success, limit, remaining: d.remaining, reset_ms: d.reset_ms, override_id: o.map(|o| o.id.to_owned()) });
+        outcomes.push(Outcome { success: d.success, limit, remaining: d.remaining, reset_ms: d.reset_ms, override_id: o.map(|o| o.id) });
     }
-    if outcomes.iter().all(|o| o.success) {
-        let puts = pending.into_iter().map(|(key, w)| Put { table: Table::RATELIMIT_WINDOWS, key: key.into_bytes(), value: w.encode().to_vec() }).collect();
-        return Ok((outcomes, puts));
-    }
-    for (o, cost) in outcomes.iter_mut().zip(costs) {
-        if o.success {
-            o.remaining = (o.remaining + cost).min(o.limit);
+    if !outcomes.iter().all(|o| o.success) {
+        scratch.puts.clear();
+        // Nothing is consumed: an admitted item reports the capacity it still has.
+        for (o, r) in outcomes.iter_mut().zip(reqs) {
+            if o.success {
+                o.remaining = (o.remaining + r.cost).min(o.limit);
+            }
         }
     }
-    Ok((outcomes, vec![]))
+    outcomes_json(&mut scratch.out, &outcomes, many);
+    Ok(())
 }
 
-/// Decides every request; the windows are written only when all are admitted. Returns the
-/// outcomes in request order and what the call did to the store.
-pub fn limit(reqs: &[LimitRequest<'_>], now_ms: i64) -> Result<(Vec<Outcome>, Effect), LimitError> {
-    hot::run(false, |v| evaluate(v, reqs, now_ms))
+/// Decides every request (all or nothing); the outcomes in request order are left in
+/// `scratch.out`: a JSON array when `many` (multiLimit), else the single outcome object.
+/// Returns what the call did to the store.
+pub fn limit(reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, scratch: &mut Scratch) -> Result<Effect, LimitError> {
+    hot::run(false, scratch, |v, s| evaluate(v, reqs, now_ms, many, s))
 }
 
-/// `[{success, limit, remaining, reset, overrideId?}, …]`
-pub fn outcomes_json(outcomes: &[Outcome]) -> String {
-    let mut out = String::with_capacity(80 * outcomes.len() + 2);
-    out.push('[');
+/// `[{success, limit, remaining, reset, overrideId?}, …]`, or the bare object when not `many`.
+fn outcomes_json(out: &mut String, outcomes: &[Outcome<'_>], many: bool) {
+    if many {
+        out.push('[');
+    }
     for (i, o) in outcomes.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
         out.push('{');
-        json::key(&mut out, "success");
+        json::key(out, "success");
         out.push_str(if o.success { "true" } else { "false" });
-        json::key(&mut out, "limit");
-        json::int(&mut out, o.limit);
-        json::key(&mut out, "remaining");
-        json::int(&mut out, o.remaining);
-        json::key(&mut out, "reset");
-        json::int(&mut out, o.reset_ms);
-        if let Some(id) = &o.override_id {
-            json::key(&mut out, "overrideId");
-            json::string(&mut out, id);
+        json::key(out, "limit");
+        json::int(out, o.limit);
+        json::key(out, "remaining");
+        json::int(out, o.remaining);
+        json::key(out, "reset");
+        json::int(out, o.reset_ms);
+        if let Some(id) = o.override_id {
+            json::key(out, "overrideId");
+            json::string(out, id);
         }
         out.push('}');
     }
-    out.push(']');
-    out
+    if many {
+        out.push(']');
+    }
 }
 
 /// Deletes up to `max` window records that no longer count at `now_ms`, scanning from

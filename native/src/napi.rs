@@ -81,6 +81,12 @@ extern "C" {
         length: usize,
         result: *mut napi_value,
     ) -> napi_status;
+    fn napi_create_string_latin1(
+        env: napi_env,
+        str: *const c_char,
+        length: usize,
+        result: *mut napi_value,
+    ) -> napi_status;
     fn napi_is_buffer(env: napi_env, value: napi_value, result: *mut bool) -> napi_status;
     fn napi_get_buffer_info(
         env: napi_env,
@@ -206,7 +212,12 @@ impl Env {
     }
 
     pub fn string(self, s: &str) -> Result<napi_value, Status> {
-        out!(self, napi_create_string_utf8, s.as_ptr().cast(), s.len())
+        // ASCII text is the same in Latin-1, which V8 copies without decoding.
+        if s.is_ascii() {
+            out!(self, napi_create_string_latin1, s.as_ptr().cast(), s.len())
+        } else {
+            out!(self, napi_create_string_utf8, s.as_ptr().cast(), s.len())
+        }
     }
 
     /// A new Buffer holding a copy of `bytes`.

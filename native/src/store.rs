@@ -14,7 +14,7 @@
 //! - Durability: MDB_NOSYNC, so a commit reaches the OS page cache (a killed process loses
 //!   nothing); `sync()` and the optional background syncer fsync.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::ffi::CStr;
 use std::fmt;
 use std::fs;
@@ -73,6 +73,7 @@ impl Table {
     pub const IDENTITIES: Table = Table(10);
     pub const RATELIMIT_WINDOWS: Table = Table(13);
     pub const RATELIMIT_OVERRIDES: Table = Table(12);
+    pub const META: Table = Table(0);
 }
 
 impl Table {
@@ -208,7 +209,67 @@ struct ActiveTxn {
     map_full: bool,
     /// Opened by `batch_begin` (group commit of hot calls), not by `transaction`.
     batch: bool,
+    /// Freed by LMDB when the txn ends (cursors of a write txn are).
+    cursors: Cursors,
     guard: RwLockReadGuard<'static, Option<Store>>,
+}
+
+/// One cursor per table, opened on first use in a transaction and used for every get, put
+/// and del of that table in it. A cursor that stays on a leaf page finds keys on that page
+/// without descending from the root again (LMDB's mdb_cursor_set checks the current page
+/// first), so the reads and writes a hot call makes on neighbouring keys (a key's credits
+/// and windows, one identifier's window) cost one descent.
+///
+/// Write-txn cursors are freed by LMDB with their txn. Read-txn cursors are kept with the
+/// thread's cached reader, renewed for each new read txn and closed with the reader.
+struct Cursors {
+    slots: [Cell<*mut ffi::MDB_cursor>; TABLE_COUNT],
+    /// Bit per table: the slot's cursor belongs to the current txn.
+    bound: Cell<u32>,
+}
+
+impl Cursors {
+    fn new() -> Cursors {
+        Cursors { slots: std::array::from_fn(|_| Cell::new(ptr::null_mut())), bound: Cell::new(0) }
+    }
+
+    /// The table's cursor in `txn`: opened, or (a kept read cursor) renewed for this txn.
+    fn cursor(&self, store: &Store, txn: *mut ffi::MDB_txn, table: Table) -> Result<*mut ffi::MDB_cursor> {
+        let i = table.0 as usize;
+        let mut cursor = self.slots[i].get();
+        if self.bound.get() & (1 << i) != 0 {
+            return Ok(cursor);
+        }
+        if cursor.is_null() {
+            // SAFETY: txn is live; the cursor is freed by LMDB (write txn) or by close_all.
+            check("mdb_cursor_open", unsafe { ffi::mdb_cursor_open(txn, store.dbi(table), &mut cursor) })?;
+        } else {
+            // SAFETY: a kept cursor of a read-only txn of this env; txn is a live read txn.
+            check("mdb_cursor_renew", unsafe { ffi::mdb_cursor_renew(txn, cursor) })?;
+        }
+        self.slots[i].set(cursor);
+        self.bound.set(self.bound.get() | (1 << i));
+        Ok(cursor)
+    }
+
+    /// A new read txn begins: kept cursors are renewed before their next use.
+    fn unbind(&self) {
+        self.bound.set(0);
+    }
+
+    /// Closes the kept cursors of a read-only txn (before the env closes).
+    ///
+    /// # Safety
+    /// Only for read-txn cursors of an environment that is still open.
+    unsafe fn close_read_cursors(&self) {
+        for slot in &self.slots {
+            let cursor = slot.replace(ptr::null_mut());
+            if !cursor.is_null() {
+                ffi::mdb_cursor_close(cursor);
+            }
+        }
+        self.bound.set(0);
+    }
 }
 
 thread_local! {
@@ -432,21 +493,32 @@ pub fn close() -> Result<()> {
     // threads' kept readers are never used again (their generation no longer matches).
     if let Some(c) = READER.with(|r| r.borrow_mut().take()) {
         if c.generation == store.generation {
-            // SAFETY: a reset read txn of this env, owned by this thread.
-            unsafe { ffi::mdb_txn_abort(c.txn) };
+            // SAFETY: a reset read txn of this env and its cursors, owned by this thread.
+            unsafe {
+                c.cursors.close_read_cursors();
+                ffi::mdb_txn_abort(c.txn);
+            }
         }
     }
     drop(store); // mdb_env_close
     synced
 }
 
+/// (the open environment's generation, the id of its last committed write transaction): it
+/// changes whenever anything in the store may have changed, by any thread or process.
+pub fn commit_mark() -> Result<(u64, u64)> {
+    let guard = read_guard();
+    let store = guard.as_ref().ok_or(StoreError::Closed)?;
+    Ok((store.generation, store.info().me_last_txnid as u64))
+}
+
 /// mdb_env_sync(force = 1): everything committed so far reaches the disk.
 pub fn sync() -> Result<()> {
-    with_read(|store, _| store.sync_env())
+    with_read(|store, _, _| store.sync_env())
 }
 
 pub fn stats() -> Result<Stats> {
-    with_read(|store, txn| {
+    with_read(|store, txn, _| {
         let info = store.info();
         let mut st = ffi::MDB_stat {
             ms_psize: 0,
@@ -488,10 +560,11 @@ pub fn transaction_needs_retry() -> bool {
     ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|t| t.map_full))
 }
 
-/// Runs `f` with a transaction to read through: this thread's write transaction when inside
-/// `transaction`, otherwise a short read-only one. `f` must not call back into the store.
+/// Runs `f` with a transaction to read through (and its cursors): this thread's write
+/// transaction when inside `transaction`, otherwise a short read-only one. `f` must not call
+/// back into the store.
 fn with_read<R, E: From<StoreError>>(
-    f: impl FnOnce(&Store, *mut ffi::MDB_txn) -> Result<R, E>,
+    f: impl FnOnce(&Store, *mut ffi::MDB_txn, &Cursors) -> Result<R, E>,
 ) -> Result<R, E> {
     ACTIVE.with(|cell| {
         if let Some(active) = cell.borrow().as_ref() {
@@ -502,7 +575,7 @@ fn with_read<R, E: From<StoreError>>(
                 .guard
                 .as_ref()
                 .expect("store is open during a transaction");
-            return f(store, active.txn);
+            return f(store, active.txn, &active.cursors);
         }
         loop {
             let guard = read_guard();
@@ -510,38 +583,47 @@ fn with_read<R, E: From<StoreError>>(
             // Reuse this thread's reset read transaction when it belongs to this environment
             // (renewing is much cheaper than beginning: no reader-table search).
             let cached = READER.with(|r| r.borrow_mut().take()).filter(|c| c.generation == store.generation);
-            let (txn, rc) = match cached {
+            let (reader, rc) = match cached {
                 // SAFETY: a reset read txn of this (still open) env, owned by this thread.
-                Some(c) => (c.txn, unsafe { ffi::mdb_txn_renew(c.txn) }),
+                Some(c) => {
+                    let rc = unsafe { ffi::mdb_txn_renew(c.txn) };
+                    (c, rc)
+                }
                 None => {
                     let mut txn = ptr::null_mut();
                     // SAFETY: env is open and we hold the read guard for the txn's whole life.
                     let rc = unsafe {
                         ffi::mdb_txn_begin(store.env_ptr(), ptr::null_mut(), ffi::MDB_RDONLY, &mut txn)
                     };
-                    (txn, rc)
+                    (CachedReader { txn, generation: store.generation, cursors: Cursors::new() }, rc)
                 }
             };
             if rc == ffi::MDB_MAP_RESIZED {
-                if !txn.is_null() {
-                    // SAFETY: the txn handle exists but is not active.
-                    unsafe { ffi::mdb_txn_abort(txn) };
+                if !reader.txn.is_null() {
+                    // SAFETY: the txn handle exists but is not active; its cursors go with it.
+                    unsafe {
+                        reader.cursors.close_read_cursors();
+                        ffi::mdb_txn_abort(reader.txn);
+                    }
                 }
                 drop(guard);
                 adopt_map_size()?;
                 continue;
             }
             check("mdb_txn_begin (read)", rc)?;
-            let _end = ResetOnDrop { txn, generation: store.generation };
-            return f(store, txn);
+            reader.cursors.unbind();
+            let end = ResetOnDrop(Some(reader));
+            let reader = end.0.as_ref().expect("reader");
+            return f(store, reader.txn, &reader.cursors);
         }
     })
 }
 
-/// A read transaction kept per thread between uses (reset, not aborted).
+/// A read transaction kept per thread between uses (reset, not aborted), with its cursors.
 struct CachedReader {
     txn: *mut ffi::MDB_txn,
     generation: u64,
+    cursors: Cursors,
 }
 
 thread_local! {
@@ -550,32 +632,33 @@ thread_local! {
 
 /// Ends a read: resets the txn and keeps it for this thread's next read (or aborts it when
 /// the slot is taken by a nested read's txn).
-struct ResetOnDrop {
-    txn: *mut ffi::MDB_txn,
-    generation: u64,
-}
+struct ResetOnDrop(Option<CachedReader>);
 
 impl Drop for ResetOnDrop {
     fn drop(&mut self) {
+        let Some(reader) = self.0.take() else { return };
         // SAFETY: the txn is live, read-only and owned by this guard.
-        unsafe { ffi::mdb_txn_reset(self.txn) };
-        let kept = READER.try_with(|r| match r.try_borrow_mut() {
+        unsafe { ffi::mdb_txn_reset(reader.txn) };
+        let rejected = READER.try_with(|r| match r.try_borrow_mut() {
             Ok(mut slot) if slot.is_none() => {
-                *slot = Some(CachedReader { txn: self.txn, generation: self.generation });
-                true
+                *slot = Some(reader);
+                None
             }
-            _ => false,
+            _ => Some(reader),
         });
-        if kept != Ok(true) {
-            // SAFETY: reset txn handle, not used again.
-            unsafe { ffi::mdb_txn_abort(self.txn) };
+        if let Ok(Some(reader)) = rejected {
+            // SAFETY: reset txn handle and its cursors, not used again.
+            unsafe {
+                reader.cursors.close_read_cursors();
+                ffi::mdb_txn_abort(reader.txn);
+            }
         }
     }
 }
 
 /// Runs `f` with this thread's write transaction; `NotInTxn` outside `transaction`.
 /// A `RetryMapFull` from `f` dooms the transaction.
-fn with_write<R>(f: impl FnOnce(&Store, *mut ffi::MDB_txn) -> Result<R>) -> Result<R> {
+fn with_write<R>(f: impl FnOnce(&Store, *mut ffi::MDB_txn, &Cursors) -> Result<R>) -> Result<R> {
     ACTIVE.with(|cell| {
         let mut cell = cell.borrow_mut();
         let active = cell.as_mut().ok_or(StoreError::NotInTxn)?;
@@ -586,7 +669,7 @@ fn with_write<R>(f: impl FnOnce(&Store, *mut ffi::MDB_txn) -> Result<R>) -> Resu
             .guard
             .as_ref()
             .expect("store is open during a transaction");
-        let result = f(store, active.txn);
+        let result = f(store, active.txn, &active.cursors);
         if matches!(result, Err(StoreError::RetryMapFull)) {
             active.map_full = true;
         }
@@ -609,20 +692,14 @@ impl Drop for CursorGuard {
 pub struct View<'t> {
     store: &'t Store,
     txn: *mut ffi::MDB_txn,
+    cursors: &'t Cursors,
 }
 
 impl<'t> View<'t> {
     pub fn get(&self, table: Table, key: &[u8]) -> Result<Option<&'t [u8]>> {
         check_key(key)?;
-        let mut k = val(key);
-        let mut v = val(&[]);
-        // SAFETY: txn is live for 't; dbi of this env; k points to `key`.
-        match unsafe { ffi::mdb_get(self.txn, self.store.dbi(table), &mut k, &mut v) } {
-            // SAFETY: v points into the map, valid while the txn lives ('t).
-            0 => Ok(Some(unsafe { slice(&v) })),
-            ffi::MDB_NOTFOUND => Ok(None),
-            rc => Err(StoreError::Lmdb("mdb_get", rc)),
-        }
+        // SAFETY: the view's txn is live for 't.
+        unsafe { cursor_get(self.cursors.cursor(self.store, self.txn, table)?, key) }
     }
 
     /// Entries with start <= key < end in order, at most `limit` (slices live as the view).
@@ -638,34 +715,40 @@ impl<'t> View<'t> {
     }
 }
 
+/// The value under `key` through `cursor` (which is left on it, or near it).
+///
+/// # Safety
+/// `cursor` belongs to a live txn that outlives `'t`.
+unsafe fn cursor_get<'t>(cursor: *mut ffi::MDB_cursor, key: &[u8]) -> Result<Option<&'t [u8]>> {
+    let mut k = val(key);
+    let mut v = val(&[]);
+    match ffi::mdb_cursor_get(cursor, &mut k, &mut v, ffi::MDB_SET) {
+        // SAFETY: v points into the map (or a dirty page of the txn), valid while it lives.
+        0 => Ok(Some(slice(&v))),
+        ffi::MDB_NOTFOUND => Ok(None),
+        rc => Err(StoreError::Lmdb("get", rc)),
+    }
+}
+
 /// Runs `f` over one read view (see `View`). `f` must not call back into the store.
 pub fn view<R, E: From<StoreError>>(f: impl FnOnce(&View<'_>) -> Result<R, E>) -> Result<R, E> {
-    with_read(|store, txn| f(&View { store, txn }))
+    with_read(|store, txn, cursors| f(&View { store, txn, cursors }))
 }
 
 /// Calls `f` with the value stored under `key` (valid only during `f`), or `None`.
 pub fn get<R>(table: Table, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
     check_key(key)?;
-    with_read(|store, txn| {
-        let mut k = val(key);
-        let mut v = val(&[]);
-        // SAFETY: txn live, dbi of this env, k points to `key`.
-        let rc = unsafe { ffi::mdb_get(txn, store.dbi(table), &mut k, &mut v) };
-        match rc {
-            0 => Ok(f(Some(unsafe { slice(&v) }))),
-            ffi::MDB_NOTFOUND => Ok(f(None)),
-            rc => Err(StoreError::Lmdb("get", rc)),
-        }
-    })
+    // SAFETY: the cursor belongs to the txn of this closure.
+    with_read(|store, txn, cursors| Ok(f(unsafe { cursor_get(cursors.cursor(store, txn, table)?, key)? })))
 }
 
 /// Inserts or replaces. Only inside `transaction`.
 pub fn put(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
     check_key(key)?;
-    with_write(|store, txn| {
+    with_write(|store, txn, cursors| {
         let (mut k, mut v) = (val(key), val(value));
-        // SAFETY: txn is this thread's live write txn.
-        match unsafe { ffi::mdb_put(txn, store.dbi(table), &mut k, &mut v, 0) } {
+        // SAFETY: the cursor belongs to this thread's live write txn.
+        match unsafe { ffi::mdb_cursor_put(cursors.cursor(store, txn, table)?, &mut k, &mut v, 0) } {
             0 => Ok(()),
             ffi::MDB_MAP_FULL => Err(StoreError::RetryMapFull),
             rc => Err(StoreError::Lmdb("put", rc)),
@@ -676,12 +759,15 @@ pub fn put(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
 /// Deletes `key`; true if it existed. Only inside `transaction`.
 pub fn del(table: Table, key: &[u8]) -> Result<bool> {
     check_key(key)?;
-    with_write(|store, txn| {
-        let mut k = val(key);
-        // SAFETY: txn is this thread's live write txn.
-        match unsafe { ffi::mdb_del(txn, store.dbi(table), &mut k, ptr::null_mut()) } {
+    with_write(|store, txn, cursors| {
+        let cursor = cursors.cursor(store, txn, table)?;
+        // SAFETY: the cursor belongs to this thread's live write txn.
+        if unsafe { cursor_get(cursor, key)? }.is_none() {
+            return Ok(false);
+        }
+        // SAFETY: as above; the cursor is on `key`.
+        match unsafe { ffi::mdb_cursor_del(cursor, 0) } {
             0 => Ok(true),
-            ffi::MDB_NOTFOUND => Ok(false),
             ffi::MDB_MAP_FULL => Err(StoreError::RetryMapFull),
             rc => Err(StoreError::Lmdb("del", rc)),
         }
@@ -708,7 +794,7 @@ pub fn range<E: From<StoreError>>(
     if limit == 0 {
         return Ok(());
     }
-    with_read(|store, txn| scan(store, txn, table, start, end, limit, &mut visit))
+    with_read(|store, txn, _| scan(store, txn, table, start, end, limit, &mut visit))
 }
 
 /// The cursor walk of `range` over a given transaction; slices live as long as `txn` ('t).
@@ -825,6 +911,7 @@ fn begin_active(batch: bool) -> Result<usize> {
                 txn,
                 map_full: false,
                 batch,
+                cursors: Cursors::new(),
                 guard,
             })
         });

@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::credits::{self, Credits};
 use crate::hash;
@@ -16,7 +17,7 @@ use crate::json;
 use crate::msgpack::DecodeError;
 use crate::permissions;
 use crate::records::{self, IdentityRecord, KeyRecord, RatelimitDef, RoleRecord};
-use crate::hot::{self, Effect, Put};
+use crate::hot::{self, Effect, KeyBuf, Scratch};
 use crate::store::{StoreError, Table, View};
 use crate::window::{self, Decision};
 
@@ -68,26 +69,38 @@ impl From<DecodeError> for VerifyError {
     }
 }
 
-pub struct Outcome {
-    /// The `data` object of the reply, as JSON text.
-    pub json: String,
-    pub effect: Effect,
-}
-
 const NOT_FOUND: &str = "{\"valid\":false,\"code\":\"NOT_FOUND\"}";
+
+/// Hashes the SHA-256 digests in `WRITERS` by their first 8 bytes (already uniform).
+#[derive(Default)]
+struct DigestHasher(u64);
+
+impl Hasher for DigestHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut word = [0u8; 8];
+        let n = bytes.len().min(8);
+        word[..n].copy_from_slice(&bytes[..n]);
+        self.0 ^= u64::from_le_bytes(word);
+    }
+}
 
 thread_local! {
     /// Hashes of keys whose last verification changed state (credits or limits): they skip
     /// the read-only attempt. Only a hint: the write path re-reads everything.
-    static WRITERS: RefCell<HashSet<[u8; 32]>> = RefCell::new(HashSet::new());
+    static WRITERS: RefCell<HashSet<[u8; 32], BuildHasherDefault<DigestHasher>>> = RefCell::new(HashSet::default());
 }
 
 const WRITERS_LIMIT: usize = 200_000;
 
-pub fn verify(req: &Request<'_>) -> Result<Outcome, VerifyError> {
+/// Verifies; the `data` JSON of the reply is left in `scratch.out`.
+pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, VerifyError> {
     let hash = hash::sha256(req.key);
     let expect_writes = WRITERS.with(|w| w.borrow().contains(&hash));
-    let (json, effect) = hot::run(expect_writes, |v| evaluate(v, req, &hash))?;
+    let effect = hot::run(expect_writes, scratch, |v, s| evaluate(v, req, &hash, s))?;
     let wrote = effect != Effect::Read;
     if wrote != expect_writes {
         WRITERS.with(|w| {
@@ -102,38 +115,52 @@ pub fn verify(req: &Request<'_>) -> Result<Outcome, VerifyError> {
             }
         });
     }
-    Ok(Outcome { json, effect })
+    Ok(effect)
 }
 
 fn api_allowed(allowed: &str, api_id: &str) -> bool {
     allowed == "*" || allowed.split('\n').any(|a| a == api_id)
 }
 
-/// A limit that applies to this verification.
+/// A limit that applies to this verification. Its window is `<scope>/<owner>/<name>` in
+/// ratelimit_windows: scope "k" with the key id, or "i" with the identity id (identity
+/// limits are shared by all keys of the identity).
 struct Check<'a> {
     def: &'a RatelimitDef<'a>,
-    /// "k/<keyId>/<name>" or "i/<identityId>/<name>": identity limits are shared by its keys.
-    window_key: String,
+    scope: &'static str,
+    owner: &'a str,
     cost: i64,
     decision: Decision,
 }
 
-fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32]) -> Result<(String, Vec<Put>), VerifyError> {
-    let Some(key_bytes) = v.get(Table::KEY_RECORDS, hash)? else { return Ok((NOT_FOUND.into(), vec![])) };
+/// The key parts of the window `<scope>/<owner>/<name>`.
+fn window_key<'k>(scope: &'static str, owner: &'k str, name: &'k str) -> [&'k [u8]; 5] {
+    [scope.as_bytes(), b"/", owner.as_bytes(), b"/", name.as_bytes()]
+}
+
+fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scratch) -> Result<(), VerifyError> {
+    let out = &mut scratch.out;
+    let Some(key_bytes) = v.get(Table::KEY_RECORDS, hash)? else {
+        out.push_str(NOT_FOUND);
+        return Ok(());
+    };
     let key = records::key(key_bytes)?;
     if key.workspace_id != req.workspace_id || !api_allowed(req.allowed_apis, key.api_id) {
-        return Ok((NOT_FOUND.into(), vec![]));
+        out.push_str(NOT_FOUND);
+        return Ok(());
     }
-    match v.get(Table::APIS, key.api_id.as_bytes())? {
+    let api_visible = match v.get(Table::APIS, key.api_id.as_bytes())? {
         Some(api) => {
             let api = records::api(api)?;
-            if api.deleted || api.workspace_id != req.workspace_id {
-                return Ok((NOT_FOUND.into(), vec![]));
-            }
+            !api.deleted && api.workspace_id == req.workspace_id
         }
-        None => return Ok((NOT_FOUND.into(), vec![])),
+        None => false,
+    };
+    if !api_visible {
+        out.push_str(NOT_FOUND);
+        return Ok(());
     }
-    let mut roles: Vec<RoleRecord<'_>> = Vec::with_capacity(key.role_ids.len());
+    let mut roles: Vec<RoleRecord<'_>> = Vec::new();
     for id in &key.role_ids {
         if let Some(bytes) = v.get(Table::ROLES, id.as_bytes())? {
             roles.push(records::role(bytes)?);
@@ -143,20 +170,24 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32]) -> Result<(String,
         Some(id) => v.get(Table::IDENTITIES, id.as_bytes())?.map(records::identity).transpose()?,
         None => None,
     };
-    let credits = v.get(credits::TABLE, &credits::record_key(key.id.as_bytes()))?.and_then(Credits::decode).map(|c| c.refilled(req.now_ms).0);
+    let credits_key = credits::record_key_parts(key.id.as_bytes());
+    let credits = v.get(credits::TABLE, KeyBuf::new().of(&credits_key))?.and_then(Credits::decode).map(|c| c.refilled(req.now_ms).0);
     let reply = Reply { key: &key, roles: &roles, identity: identity.as_ref() };
 
     if !key.enabled {
-        return Ok((reply.json("DISABLED", credits.map(|c| c.remaining), None), vec![]));
+        reply.json(out, "DISABLED", credits.map(|c| c.remaining), None);
+        return Ok(());
     }
     if key.expires_at_ms.is_some_and(|e| req.now_ms > e) {
-        return Ok((reply.json("EXPIRED", credits.map(|c| c.remaining), None), vec![]));
+        reply.json(out, "EXPIRED", credits.map(|c| c.remaining), None);
+        return Ok(());
     }
     if let Some(query) = req.query {
         let q = permissions::parse_cached(query).map_err(|e| VerifyError::Query(e.message))?;
         let held: Vec<&str> = key.permissions.iter().copied().chain(roles.iter().flat_map(|r| r.permissions.iter().copied())).collect();
         if !permissions::evaluate(&q, &held) {
-            return Ok((reply.json("INSUFFICIENT_PERMISSIONS", credits.map(|c| c.remaining), None), vec![]));
+            reply.json(out, "INSUFFICIENT_PERMISSIONS", credits.map(|c| c.remaining), None);
+            return Ok(());
         }
     }
 
@@ -167,25 +198,27 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32]) -> Result<(String,
         .collect();
     let checks = rate_limit_checks(v, req, &key, identity.as_ref(), &ad_hoc)?;
     if checks.iter().any(|c| !c.decision.success) {
-        return Ok((reply.json("RATE_LIMITED", credits.map(|c| c.remaining), Some((&checks, false))), vec![]));
+        reply.json(out, "RATE_LIMITED", credits.map(|c| c.remaining), Some((&checks, false)));
+        return Ok(());
     }
-    let mut writes = Vec::new();
     let mut balance = None;
     if let Some(c) = credits {
         let cost = req.cost.unwrap_or(1);
         if c.remaining == 0 || c.remaining < cost {
-            return Ok((reply.json("USAGE_EXCEEDED", Some(c.remaining), Some((&checks, false))), vec![]));
+            reply.json(out, "USAGE_EXCEEDED", Some(c.remaining), Some((&checks, false)));
+            return Ok(());
         }
         balance = Some(c.remaining - cost);
         if cost > 0 {
             let next = Credits { remaining: c.remaining - cost, ..c };
-            writes.push(Put { table: credits::TABLE, key: credits::record_key(key.id.as_bytes()), value: next.encode().to_vec() });
+            scratch.puts.push(credits::TABLE, &credits_key, next.encode());
         }
     }
     for c in checks.iter().filter(|c| c.cost > 0) {
-        writes.push(Put { table: Table::RATELIMIT_WINDOWS, key: c.window_key.clone().into_bytes(), value: c.decision.next.encode().to_vec() });
+        scratch.puts.push(Table::RATELIMIT_WINDOWS, &window_key(c.scope, c.owner, c.def.name), c.decision.next.encode());
     }
-    Ok((reply.json("VALID", balance, Some((&checks, true))), writes))
+    reply.json(out, "VALID", balance, Some((&checks, true)));
+    Ok(())
 }
 
 fn rate_limit_checks<'a>(
@@ -220,7 +253,8 @@ fn rate_limit_checks<'a>(
             return Err(VerifyError::UnknownLimit(n.name.to_owned()));
         }
     }
-    let mut checks = Vec::new();
+    let mut checks = Vec::with_capacity(defs.len());
+    let mut key_buf = KeyBuf::new();
     for (def, scope, owner) in defs {
         // A named limit's cost replaces the automatic cost of 1 (the last mention wins).
         let cost = match req.named.iter().rev().find(|n| n.name == def.name) {
@@ -228,10 +262,9 @@ fn rate_limit_checks<'a>(
             None if def.auto_apply => 1,
             None => continue,
         };
-        let window_key = format!("{scope}/{owner}/{}", def.name);
-        let stored = v.get(Table::RATELIMIT_WINDOWS, window_key.as_bytes())?.and_then(window::Window::decode);
+        let stored = v.get(Table::RATELIMIT_WINDOWS, key_buf.of(&window_key(scope, owner, def.name)))?.and_then(window::Window::decode);
         let decision = window::decide(stored, req.now_ms, def.duration_ms, def.limit, cost);
-        checks.push(Check { def, window_key, cost, decision });
+        checks.push(Check { def, scope, owner, cost, decision });
     }
     Ok(checks)
 }
@@ -245,33 +278,32 @@ struct Reply<'r, 'a> {
 impl Reply<'_, '_> {
     /// The fields of unkey-v2.md §3.2 for a found key: `ratelimits` only once limits were
     /// evaluated (`admitted`: whether their cost was consumed).
-    fn json(&self, code: &str, credits: Option<i64>, limits: Option<(&[Check<'_>], bool)>) -> String {
+    fn json(&self, out: &mut String, code: &str, credits: Option<i64>, limits: Option<(&[Check<'_>], bool)>) {
         let k = self.key;
-        let mut out = String::with_capacity(256);
         out.push('{');
-        json::key(&mut out, "valid");
+        json::key(out, "valid");
         out.push_str(if code == "VALID" { "true" } else { "false" });
-        json::key(&mut out, "code");
-        json::string(&mut out, code);
-        json::key(&mut out, "keyId");
-        json::string(&mut out, k.id);
+        json::key(out, "code");
+        json::string(out, code);
+        json::key(out, "keyId");
+        json::string(out, k.id);
         if let Some(name) = k.name {
-            json::key(&mut out, "name");
-            json::string(&mut out, name);
+            json::key(out, "name");
+            json::string(out, name);
         }
         if let Some(meta) = k.meta_json {
-            json::key(&mut out, "meta");
+            json::key(out, "meta");
             out.push_str(meta);
         }
         if let Some(expires) = k.expires_at_ms {
-            json::key(&mut out, "expires");
-            json::int(&mut out, expires);
+            json::key(out, "expires");
+            json::int(out, expires);
         }
         if let Some(c) = credits {
-            json::key(&mut out, "credits");
-            json::int(&mut out, c);
+            json::key(out, "credits");
+            json::int(out, c);
         }
-        json::key(&mut out, "enabled");
+        json::key(out, "enabled");
         out.push_str(if k.enabled { "true" } else { "false" });
         let mut permissions: Vec<&str> = Vec::with_capacity(k.permissions.len());
         for p in k.permissions.iter().chain(self.roles.iter().flat_map(|r| r.permissions.iter())) {
@@ -280,41 +312,41 @@ impl Reply<'_, '_> {
             }
         }
         if !permissions.is_empty() {
-            json::key(&mut out, "permissions");
-            json::strings(&mut out, permissions);
+            json::key(out, "permissions");
+            json::strings(out, permissions);
         }
         if !self.roles.is_empty() {
-            json::key(&mut out, "roles");
-            json::strings(&mut out, self.roles.iter().map(|r| r.name));
+            json::key(out, "roles");
+            json::strings(out, self.roles.iter().map(|r| r.name));
         }
         if let Some(i) = self.identity {
-            json::key(&mut out, "identity");
+            json::key(out, "identity");
             out.push('{');
-            json::key(&mut out, "id");
-            json::string(&mut out, i.id);
-            json::key(&mut out, "externalId");
-            json::string(&mut out, i.external_id);
+            json::key(out, "id");
+            json::string(out, i.id);
+            json::key(out, "externalId");
+            json::string(out, i.external_id);
             if let Some(meta) = i.meta_json {
-                json::key(&mut out, "meta");
+                json::key(out, "meta");
                 out.push_str(meta);
             }
             if !i.ratelimits.is_empty() {
-                json::key(&mut out, "ratelimits");
+                json::key(out, "ratelimits");
                 out.push('[');
                 for (n, d) in i.ratelimits.iter().enumerate() {
                     if n > 0 {
                         out.push(',');
                     }
                     out.push('{');
-                    json::key(&mut out, "id");
-                    json::string(&mut out, d.id);
-                    json::key(&mut out, "name");
-                    json::string(&mut out, d.name);
-                    json::key(&mut out, "limit");
-                    json::int(&mut out, d.limit);
-                    json::key(&mut out, "duration");
-                    json::int(&mut out, d.duration_ms);
-                    json::key(&mut out, "autoApply");
+                    json::key(out, "id");
+                    json::string(out, d.id);
+                    json::key(out, "name");
+                    json::string(out, d.name);
+                    json::key(out, "limit");
+                    json::int(out, d.limit);
+                    json::key(out, "duration");
+                    json::int(out, d.duration_ms);
+                    json::key(out, "autoApply");
                     out.push_str(if d.auto_apply { "true" } else { "false" });
                     out.push('}');
                 }
@@ -323,7 +355,7 @@ impl Reply<'_, '_> {
             out.push('}');
         }
         if let Some((checks, admitted)) = limits.filter(|(c, _)| !c.is_empty()) {
-            json::key(&mut out, "ratelimits");
+            json::key(out, "ratelimits");
             out.push('[');
             for (n, c) in checks.iter().enumerate() {
                 if n > 0 {
@@ -333,27 +365,26 @@ impl Reply<'_, '_> {
                 // have admitted this call reports the capacity it still has.
                 let remaining = if c.decision.success && !admitted { (c.decision.remaining + c.cost).min(c.def.limit) } else { c.decision.remaining };
                 out.push('{');
-                json::key(&mut out, "id");
-                json::string(&mut out, c.def.id);
-                json::key(&mut out, "name");
-                json::string(&mut out, c.def.name);
-                json::key(&mut out, "limit");
-                json::int(&mut out, c.def.limit);
-                json::key(&mut out, "duration");
-                json::int(&mut out, c.def.duration_ms);
-                json::key(&mut out, "remaining");
-                json::int(&mut out, remaining);
-                json::key(&mut out, "reset");
-                json::int(&mut out, c.decision.reset_ms);
-                json::key(&mut out, "exceeded");
+                json::key(out, "id");
+                json::string(out, c.def.id);
+                json::key(out, "name");
+                json::string(out, c.def.name);
+                json::key(out, "limit");
+                json::int(out, c.def.limit);
+                json::key(out, "duration");
+                json::int(out, c.def.duration_ms);
+                json::key(out, "remaining");
+                json::int(out, remaining);
+                json::key(out, "reset");
+                json::int(out, c.decision.reset_ms);
+                json::key(out, "exceeded");
                 out.push_str(if c.decision.success { "false" } else { "true" });
-                json::key(&mut out, "autoApply");
+                json::key(out, "autoApply");
                 out.push_str(if c.def.auto_apply { "true" } else { "false" });
                 out.push('}');
             }
             out.push(']');
         }
         out.push('}');
-        out
     }
 }

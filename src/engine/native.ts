@@ -43,6 +43,11 @@ export interface NativeModule {
   transaction<T>(fn: () => T): T;
   sync(): void;
   stats(): StoreStats;
+  /**
+   * meta.root_keys_version (0 when absent), cheap to ask per request: read again only when a
+   * transaction committed since this thread last read it (native/src/meta.rs).
+   */
+  rootKeysVersion(): number;
   sha256Base64(input: StoreKey): string;
 }
 

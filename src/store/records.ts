@@ -29,7 +29,7 @@ export interface ApiRecord {
   deletedAtMs?: number;
 }
 
-/** meta table: bumped on every root-key change so each thread can drop its auth cache. */
+/** meta table: bumped on every root-key change so each thread can drop its auth cache (read natively by native/src/meta.rs as the 8-byte float putNumber writes). */
 export const META_ROOT_KEYS_VERSION = 'root_keys_version';
 export const META_BOOTSTRAPPED = 'bootstrapped';
 

@@ -3,6 +3,7 @@ import { base58 } from '../domain/base58.js';
 import { newId } from '../domain/ids.js';
 import { normalizeGrant } from '../auth/permissions.js';
 import { delRecord, getNumber, getRecord, getText, putNumber, putRecord, putText, scanPrefix, transact, decode } from './db.js';
+import { native } from '../engine/native.js';
 import { META_ROOT_KEYS_VERSION, type RootKeyRecord, type WorkspaceRecord } from './records.js';
 
 export const ROOT_KEY_PREFIX = 'kwroot';
@@ -21,7 +22,7 @@ function bumpVersion(): void {
 
 /** Changes whenever a root key is created or revoked (by any thread or process). */
 export function rootKeysVersion(): number {
-  return getNumber('meta', META_ROOT_KEYS_VERSION) ?? 0;
+  return native.rootKeysVersion();
 }
 
 export function createWorkspace(nowMs: number): WorkspaceRecord {

@@ -24,6 +24,7 @@ interface NativeStore {
   sync(): void;
   stats(): { usedBytes: number; mapBytes: number; pageSize: number; lastTxnId: number; entries: number };
   sha256Base64(input: Key): string;
+  rootKeysVersion(): number;
   _panicForTest(): never;
 }
 
@@ -292,6 +293,63 @@ describe('sha256Base64', () => {
     for (const input of inputs) {
       expect(native.sha256Base64(input)).toBe(createHash('sha256').update(input).digest('base64'));
     }
+  });
+});
+
+describe('rootKeysVersion', () => {
+  const f64 = (n: number): Buffer => {
+    const b = Buffer.alloc(8);
+    b.writeDoubleLE(n);
+    return b;
+  };
+  const bump = (n: number) => native.transaction(() => native.put('meta', 'root_keys_version', f64(n)));
+
+  it('reads the float64 that management code writes, after every commit, and not a rolled-back one', () => {
+    openStore();
+    expect(native.rootKeysVersion()).toBe(0);
+    bump(3);
+    expect(native.rootKeysVersion()).toBe(3);
+    native.transaction(() => native.put('apis', 'unrelated', Buffer.from('x')));
+    expect(native.rootKeysVersion()).toBe(3);
+    bump(4);
+    expect(native.rootKeysVersion()).toBe(4);
+    expect(() =>
+      native.transaction(() => {
+        native.put('meta', 'root_keys_version', f64(9));
+        expect(native.rootKeysVersion()).toBe(9); // inside: the transaction's own view
+        throw new Error('roll back');
+      }),
+    ).toThrow('roll back');
+    expect(native.rootKeysVersion()).toBe(4);
+  });
+
+  it('is not carried over to another store with the same commit count', () => {
+    openStore();
+    bump(7);
+    expect(native.rootKeysVersion()).toBe(7);
+    native.close();
+    const other = mkdtempSync(join(tmpdir(), 'keyward-engine-'));
+    try {
+      native.open(other, false, 0, 0);
+      bump(1);
+      expect(native.rootKeysVersion()).toBe(1);
+      native.close();
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+    openStore();
+    expect(native.rootKeysVersion()).toBe(7);
+  });
+
+  it("sees another process's bump at once", async () => {
+    openStore();
+    bump(1);
+    expect(native.rootKeysVersion()).toBe(1);
+    const code = `const n = require(${JSON.stringify(ADDON)}); n.open(${JSON.stringify(dir)}, false, 0, 0);
+      const b = Buffer.alloc(8); b.writeDoubleLE(2); n.transaction(() => n.put('meta', 'root_keys_version', b)); n.close();`;
+    const child = spawn(process.execPath, ['-e', code], { stdio: 'ignore' });
+    expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    expect(native.rootKeysVersion()).toBe(2);
   });
 });
 
