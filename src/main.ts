@@ -19,11 +19,13 @@ const SWEEP_INTERVAL_MS = 1_000;
 interface WorkerInit {
   config: Config;
   metrics: SharedArrayBuffer;
+  /** This serving thread's index (1 … threads − 1; the main thread is 0). */
+  thread: number;
 }
 
 async function runWorker(init: WorkerInit): Promise<void> {
   openStore(init.config);
-  const server = await serveThread(init.config, newMetrics(init.metrics));
+  const server = await serveThread(init.config, newMetrics(init.config.threads, init.metrics, init.thread));
   parentPort?.postMessage({ listening: server.port });
   parentPort?.on('message', (msg: unknown) => {
     if (msg === 'drain') void server.drain(DRAIN_TIMEOUT_MS).then(() => parentPort?.postMessage('drained'));
@@ -56,13 +58,13 @@ export async function runServer(config: Config): Promise<void> {
       process.stdout.write(`keyward: root key for workspace ${boot.workspaceId} (shown once, store it now): ${boot.generatedKey}\n`);
     }
   }
-  const metrics = newMetrics();
+  const metrics = newMetrics(config.threads);
   const server = await serveThread(config, metrics);
   const stopSweeper = startWindowSweeper(SWEEP_INTERVAL_MS, log);
   for (const apiId of deletedApiIds()) void purgeApiInBackground(apiId);
   const workers: Worker[] = [];
   for (let i = 1; i < config.threads; i++) {
-    const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { config, metrics: metrics.buffer } satisfies WorkerInit });
+    const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { config, metrics: metrics.buffer, thread: i } satisfies WorkerInit });
     await new Promise<void>((resolve, reject) => {
       worker.once('message', () => resolve());
       worker.once('error', reject);

@@ -25,8 +25,9 @@ export function openStore(config: Config): void {
   enableGroupCommit();
 }
 
-export function newMetrics(shared?: SharedArrayBuffer): Metrics {
-  return new Metrics(ROUTES.map((r) => r.procedure), shared);
+/** The main thread allocates regions for `threads`; worker thread `thread` passes `shared`. */
+export function newMetrics(threads: number, shared?: SharedArrayBuffer, thread = 0): Metrics {
+  return new Metrics(ROUTES.map((r) => r.procedure), shared, thread, threads);
 }
 
 export async function serveThread(config: Config, metrics: Metrics): Promise<RunningServer> {

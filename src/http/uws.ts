@@ -9,8 +9,7 @@ import { ApiError } from '../errors/apiError.js';
 import type { Dispatcher } from '../rpc/dispatch.js';
 import { type Reply } from '../rpc/envelope.js';
 import type { Metrics } from '../rpc/metrics.js';
-import { whenDurable } from '../store/durability.js';
-import { BodyReader, BodyTooLarge } from './body.js';
+import { whenDurable, type Outgoing } from '../store/durability.js';
 import { errorPage, type Page } from './pages.js';
 import type { Logger } from '../log.js';
 
@@ -80,39 +79,129 @@ export interface RunningServer {
   drain(timeoutMs: number): Promise<void>;
 }
 
-interface Pending {
-  deadlineMs: number;
-  res: UwsResponse;
-  done: boolean;
-  started: number;
-  routeIndex: number;
+/**
+ * One request in flight. Requests whose body is still arriving are kept in a list ordered
+ * by deadline (every request gets the same timeout, so arrival order is deadline order):
+ * linking and unlinking are O(1) and allocate nothing.
+ */
+class Pending implements Outgoing {
+  done = false;
+  deadlineMs = 0;
+  prev: Pending | undefined = undefined;
+  next: Pending | undefined = undefined;
+  /** Chunks of a body that came in several pieces (copied: uWS reuses its memory). */
+  chunks: Buffer[] | undefined = undefined;
+  bodyBytes = 0;
+  reply: Reply | undefined = undefined;
+
+  constructor(
+    readonly server: Server,
+    readonly res: UwsResponse,
+    readonly started: number,
+    public routeIndex: number,
+  ) {}
+
+  send(): void {
+    this.server.finish(this, this.reply as Reply);
+  }
+
+  fail(err: unknown): void {
+    this.server.finish(this, this.server.dispatcher.error(new ApiError('storage_unavailable', `The store could not commit this request (${(err as Error).message}); nothing was changed.`)));
+  }
+}
+
+class Server {
+  inFlight = 0;
+  draining = false;
+  private oldest: Pending | undefined = undefined;
+  private newest: Pending | undefined = undefined;
+
+  constructor(
+    readonly deps: ServerDeps,
+    readonly dispatcher: Dispatcher,
+  ) {}
+
+  /** Deadline list: the body of `p` is awaited until `p.deadlineMs`. */
+  await(p: Pending): void {
+    p.deadlineMs = Date.now() + this.deps.config.requestTimeoutMs;
+    p.prev = this.newest;
+    if (this.newest === undefined) this.oldest = p;
+    else this.newest.next = p;
+    this.newest = p;
+  }
+
+  private unlink(p: Pending): void {
+    if (p.deadlineMs === 0) return;
+    p.deadlineMs = 0;
+    if (p.prev === undefined) this.oldest = p.next;
+    else p.prev.next = p.next;
+    if (p.next === undefined) this.newest = p.prev;
+    else p.next.prev = p.prev;
+    p.prev = p.next = undefined;
+  }
+
+  /** Answers 408 for every request whose body has not arrived by its deadline. */
+  expire(nowMs: number): void {
+    while (this.oldest !== undefined && this.oldest.deadlineMs <= nowMs) {
+      this.finish(this.oldest, this.dispatcher.error(new ApiError('request_timeout', `The request body did not arrive within ${this.deps.config.requestTimeoutMs} ms.`)), true);
+    }
+  }
+
+  aborted(p: Pending): void {
+    if (p.done) return;
+    p.done = true;
+    this.unlink(p);
+    this.inFlight--;
+  }
+
+  finish(p: Pending, reply: Reply, close = false): void {
+    if (p.done) return;
+    p.done = true;
+    this.unlink(p);
+    this.inFlight--;
+    this.deps.metrics.record(p.routeIndex, reply.status, (performance.now() - p.started) / 1000);
+    const res = p.res;
+    const closing = close || this.draining;
+    res.cork(() => {
+      if (reply.status !== 200) res.writeStatus(STATUS_TEXT[reply.status] ?? `${reply.status} Error`);
+      res.writeHeader('Content-Type', 'application/json');
+      if (reply.headers !== undefined) for (const [k, v] of Object.entries(reply.headers)) res.writeHeader(k, v);
+      res.end(reply.body, closing);
+    });
+  }
+
+  /** A chunk of `p`'s body; dispatches once the whole body is in. */
+  data(p: Pending, authorization: string, chunk: ArrayBuffer, isLast: boolean): void {
+    if (p.done) return;
+    const max = this.deps.config.maxBodyBytes;
+    p.bodyBytes += chunk.byteLength;
+    if (p.bodyBytes > max) return this.finish(p, tooLarge(this.dispatcher, max), true);
+    let body: Uint8Array;
+    if (p.chunks === undefined && isLast) {
+      // One chunk: a view of uWS's memory, valid only during this callback (the dispatcher
+      // consumes it synchronously).
+      body = new Uint8Array(chunk);
+    } else {
+      (p.chunks ??= []).push(Buffer.from(new Uint8Array(chunk)));
+      if (!isLast) return;
+      body = Buffer.concat(p.chunks, p.bodyBytes);
+    }
+    this.unlink(p); // the deadline is for the body's arrival
+    const { reply, wrote } = this.dispatcher.dispatch(p.routeIndex, authorization, body);
+    p.reply = reply;
+    whenDurable(wrote, p);
+  }
 }
 
 export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const { config, dispatcher, metrics } = deps;
   const uws = loadUws();
   const app = uws.App();
-  const pending = new Set<Pending>();
-  let inFlight = 0;
-  let draining = false;
-
-  const finish = (p: Pending, reply: Reply, close = false): void => {
-    if (p.done) return;
-    p.done = true;
-    pending.delete(p);
-    inFlight--;
-    metrics.record(p.routeIndex, reply.status, (performance.now() - p.started) / 1000);
-    p.res.cork(() => {
-      p.res.writeStatus(STATUS_TEXT[reply.status] ?? `${reply.status} Error`);
-      p.res.writeHeader('Content-Type', 'application/json');
-      if (reply.headers !== undefined) for (const [k, v] of Object.entries(reply.headers)) p.res.writeHeader(k, v);
-      p.res.end(reply.body, close || draining);
-    });
-  };
+  const server = new Server(deps, dispatcher);
 
   const sendPage = (p: Pending, page: Page): void => {
     p.done = true;
-    inFlight--;
+    server.inFlight--;
     metrics.record(-1, page.status, (performance.now() - p.started) / 1000);
     p.res.cork(() => {
       p.res.writeStatus(STATUS_TEXT[page.status] ?? `${page.status}`).writeHeader('Content-Type', page.contentType).end(page.body);
@@ -120,66 +209,37 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   };
 
   app.any('/*', (res, req) => {
-    const p: Pending = { deadlineMs: 0, res, done: false, started: performance.now(), routeIndex: -1 };
-    inFlight++;
-    res.onAborted(() => {
-      if (!p.done) {
-        p.done = true;
-        pending.delete(p);
-        inFlight--;
-      }
-    });
-    const method = req.getMethod().toLowerCase();
+    const p = new Pending(server, res, performance.now(), -1);
+    server.inFlight++;
+    res.onAborted(() => server.aborted(p));
+    const method = req.getMethod(); // lower case
     const url = req.getUrl();
-    // Replies sent before the body was read close the connection, so no unread body is
-    // mistaken for the next request.
-    const hasBody = req.getHeader('content-length') !== '' || req.getHeader('transfer-encoding') !== '';
-    if (draining) return finish(p, dispatcher.error(new ApiError('shutting_down', 'The server is shutting down; retry on another instance or after it restarts.')), true);
+    if (server.draining) return server.finish(p, dispatcher.error(new ApiError('shutting_down', 'The server is shutting down; retry on another instance or after it restarts.')), true);
 
     if (url.startsWith('/v2/') && url !== '/v2/liveness') {
       p.routeIndex = dispatcher.lookup(url.slice(4));
-      if (p.routeIndex < 0) return finish(p, dispatcher.error(new ApiError('procedure_not_found', `There is no procedure '${url.slice(4)}'. Procedures are POST /v2/{namespace}.{procedure}; see /openapi.json for the list.`)), hasBody);
-      if (method !== 'post') return finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only POST, not ${method.toUpperCase()}.`, { headers: { Allow: 'POST' } })), hasBody);
+      if (p.routeIndex < 0) return server.finish(p, dispatcher.error(new ApiError('procedure_not_found', `There is no procedure '${url.slice(4)}'. Procedures are POST /v2/{namespace}.{procedure}; see /openapi.json for the list.`)), hasBody(req));
+      if (method !== 'post') return server.finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only POST, not ${method.toUpperCase()}.`, { headers: { Allow: 'POST' } })), hasBody(req));
       if (!JSON_TYPE.test(req.getHeader('content-type'))) {
-        return finish(p, dispatcher.error(new ApiError('unsupported_media_type', 'Send the body as JSON with `Content-Type: application/json`.')), true);
+        return server.finish(p, dispatcher.error(new ApiError('unsupported_media_type', 'Send the body as JSON with `Content-Type: application/json`.')), true);
       }
       const declared = req.getHeader('content-length');
-      if (declared !== '' && Number(declared) > config.maxBodyBytes) return finish(p, tooLarge(dispatcher, config.maxBodyBytes), true);
+      if (declared !== '' && Number(declared) > config.maxBodyBytes) return server.finish(p, tooLarge(dispatcher, config.maxBodyBytes), true);
       const authorization = req.getHeader('authorization');
-      const reader = new BodyReader(config.maxBodyBytes);
-      p.deadlineMs = Date.now() + config.requestTimeoutMs;
-      pending.add(p);
-      res.onData((chunk, isLast) => {
-        if (p.done) return;
-        let bytes: Uint8Array | undefined;
-        try {
-          bytes = reader.push(chunk, isLast);
-        } catch (err) {
-          if (err instanceof BodyTooLarge) return finish(p, tooLarge(dispatcher, config.maxBodyBytes), true);
-          throw err;
-        }
-        if (bytes === undefined) return;
-        pending.delete(p); // the deadline is for the body's arrival
-        const { reply, wrote } = dispatcher.dispatch(p.routeIndex, authorization, bytes);
-        whenDurable(wrote, () => finish(p, reply), (err) => finish(p, dispatcher.error(new ApiError('storage_unavailable', `The store could not commit this request (${(err as Error).message}); nothing was changed.`))));
-      });
+      server.await(p);
+      res.onData((chunk, isLast) => server.data(p, authorization, chunk, isLast));
       return;
     }
 
     const page = GET_PATHS.has(url) || url.startsWith('/docs/errors/') ? (url.startsWith('/docs/errors/') ? errorPage(url) : deps.page(url)) : undefined;
-    if (page === undefined) return finish(p, dispatcher.error(new ApiError('procedure_not_found', `Nothing is served at ${url}.`)), hasBody);
-    if (method !== 'get') return finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only GET.`, { headers: { Allow: 'GET' } })), hasBody);
+    if (page === undefined) return server.finish(p, dispatcher.error(new ApiError('procedure_not_found', `Nothing is served at ${url}.`)), hasBody(req));
+    if (method !== 'get') return server.finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only GET.`, { headers: { Allow: 'GET' } })), hasBody(req));
     sendPage(p, page);
   });
 
   // One timer for all request deadlines (cheaper than a timer per request).
   const tickMs = Math.max(5, Math.min(1000, Math.floor(config.requestTimeoutMs / 4)));
-  const timer = setInterval(() => {
-    const now = Date.now();
-    for (const p of pending) {
-      if (p.deadlineMs <= now) finish(p, dispatcher.error(new ApiError('request_timeout', `The request body did not arrive within ${config.requestTimeoutMs} ms.`)), true);
-    }
-  }, tickMs);
+  const timer = setInterval(() => server.expire(Date.now()), tickMs);
   timer.unref();
 
   return new Promise((resolve, reject) => {
@@ -191,15 +251,23 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       resolve({
         port: uws.us_socket_local_port(token),
         drain: async (timeoutMs) => {
-          draining = true;
+          server.draining = true;
           uws.us_listen_socket_close(token);
           const until = Date.now() + timeoutMs;
-          while (inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+          while (server.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
           clearInterval(timer);
         },
       });
     });
   });
+}
+
+/**
+ * Replies sent before the body was read close the connection, so no unread body is mistaken
+ * for the next request.
+ */
+function hasBody(req: UwsRequest): boolean {
+  return req.getHeader('content-length') !== '' || req.getHeader('transfer-encoding') !== '';
 }
 
 function tooLarge(dispatcher: Dispatcher, max: number): Reply {

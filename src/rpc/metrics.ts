@@ -1,47 +1,65 @@
-// Prometheus metrics shared by every serving thread: counters live in one
-// SharedArrayBuffer (Atomics on BigInt64 slots), so any thread can render the totals.
+// Prometheus metrics shared by every serving thread: one SharedArrayBuffer holds a region
+// of counters per thread; each thread adds to its own region only (plain writes, no
+// Atomics, no BigInt per request) and any thread renders the sum over all regions.
 //   keyward_requests_total{procedure,status}
 //   keyward_request_duration_seconds{procedure} histogram (from first byte to reply)
 //   keyward_store_used_bytes / keyward_store_map_bytes / keyward_store_entries
+// Counters are float64: exact up to 2^53 requests.
 import type { StoreStats } from '../engine/native.js';
 
 const STATUSES = [200, 400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 415, 429, 500, 501, 503] as const;
 const BUCKETS_S = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+/** Status code → its slot (STATUSES.length for any other code). */
+const STATUS_SLOT = new Int8Array(600).fill(STATUSES.length);
+STATUSES.forEach((s, i) => (STATUS_SLOT[s] = i));
 
 export class Metrics {
   private readonly names: readonly string[];
-  private readonly counts: BigInt64Array;
-  private readonly hist: BigInt64Array;
-  private readonly sumsUs: BigInt64Array;
-  private readonly statusIndex = new Map<number, number>(STATUSES.map((s, i) => [s, i]));
+  /** Slots of one thread's region: counts, histogram buckets, duration sums (µs). */
+  private readonly regionSlots: number;
+  private readonly all: Float64Array;
+  private readonly own: Float64Array;
+  private readonly histAt: number;
+  private readonly sumAt: number;
 
-  /** `names`: the procedures, in route-table order; one more slot counts everything else. */
-  constructor(names: readonly string[], shared?: SharedArrayBuffer) {
+  /**
+   * `names`: the procedures, in route-table order; one more slot counts everything else.
+   * `threads` regions are allocated when `shared` is not given; `thread` is this thread's.
+   */
+  constructor(names: readonly string[], shared?: SharedArrayBuffer, thread = 0, threads = 1) {
     this.names = [...names, 'other'];
     const p = this.names.length;
-    const slots = p * (STATUSES.length + 1) + p * (BUCKETS_S.length + 1) + p;
-    const buffer = shared ?? new SharedArrayBuffer(slots * 8);
-    let at = 0;
-    this.counts = new BigInt64Array(buffer, at, p * (STATUSES.length + 1));
-    at += this.counts.byteLength;
-    this.hist = new BigInt64Array(buffer, at, p * (BUCKETS_S.length + 1));
-    at += this.hist.byteLength;
-    this.sumsUs = new BigInt64Array(buffer, at, p);
+    this.histAt = p * (STATUSES.length + 1);
+    this.sumAt = this.histAt + p * (BUCKETS_S.length + 1);
+    this.regionSlots = this.sumAt + p;
+    const buffer = shared ?? new SharedArrayBuffer(this.regionSlots * 8 * threads);
+    this.all = new Float64Array(buffer);
+    this.own = new Float64Array(buffer, thread * this.regionSlots * 8, this.regionSlots);
   }
 
   get buffer(): SharedArrayBuffer {
-    return this.counts.buffer as SharedArrayBuffer;
+    return this.all.buffer as SharedArrayBuffer;
   }
 
   /** procIndex: route index, or -1 for requests that matched no procedure. */
   record(procIndex: number, status: number, seconds: number): void {
     const p = procIndex < 0 ? this.names.length - 1 : procIndex;
-    const s = this.statusIndex.get(status) ?? STATUSES.length;
-    Atomics.add(this.counts, p * (STATUSES.length + 1) + s, 1n);
+    this.add(p * (STATUSES.length + 1) + (STATUS_SLOT[status] ?? STATUSES.length), 1);
     let b = 0;
-    while (b < BUCKETS_S.length && seconds > (BUCKETS_S[b] ?? Infinity)) b++;
-    Atomics.add(this.hist, p * (BUCKETS_S.length + 1) + b, 1n);
-    Atomics.add(this.sumsUs, p, BigInt(Math.round(seconds * 1e6)));
+    while (b < BUCKETS_S.length && seconds > (BUCKETS_S[b] as number)) b++;
+    this.add(this.histAt + p * (BUCKETS_S.length + 1) + b, 1);
+    this.add(this.sumAt + p, Math.round(seconds * 1e6));
+  }
+
+  private add(slot: number, n: number): void {
+    this.own[slot] = (this.own[slot] as number) + n;
+  }
+
+  /** A slot summed over every thread's region. */
+  private total(slot: number): number {
+    let sum = 0;
+    for (let at = slot; at < this.all.length; at += this.regionSlots) sum += this.all[at] as number;
+    return sum;
   }
 
   render(store: StoreStats | undefined): string {
@@ -52,22 +70,22 @@ export class Metrics {
     const statusLabels = [...STATUSES.map(String), 'other'];
     this.names.forEach((name, p) => {
       statusLabels.forEach((status, s) => {
-        const v = Atomics.load(this.counts, p * (STATUSES.length + 1) + s);
-        if (v > 0n) lines.push(`keyward_requests_total{procedure="${name}",status="${status}"} ${v}`);
+        const v = this.total(p * (STATUSES.length + 1) + s);
+        if (v > 0) lines.push(`keyward_requests_total{procedure="${name}",status="${status}"} ${v}`);
       });
     });
     lines.push('# HELP keyward_request_duration_seconds Time from request start to reply.', '# TYPE keyward_request_duration_seconds histogram');
     this.names.forEach((name, p) => {
-      let cumulative = 0n;
+      let cumulative = 0;
       const rows: string[] = [];
       BUCKETS_S.forEach((le, b) => {
-        cumulative += Atomics.load(this.hist, p * (BUCKETS_S.length + 1) + b);
+        cumulative += this.total(this.histAt + p * (BUCKETS_S.length + 1) + b);
         rows.push(`keyward_request_duration_seconds_bucket{procedure="${name}",le="${le}"} ${cumulative}`);
       });
-      cumulative += Atomics.load(this.hist, p * (BUCKETS_S.length + 1) + BUCKETS_S.length);
-      if (cumulative === 0n) return;
+      cumulative += this.total(this.histAt + p * (BUCKETS_S.length + 1) + BUCKETS_S.length);
+      if (cumulative === 0) return;
       rows.push(`keyward_request_duration_seconds_bucket{procedure="${name}",le="+Inf"} ${cumulative}`);
-      rows.push(`keyward_request_duration_seconds_sum{procedure="${name}"} ${Number(Atomics.load(this.sumsUs, p)) / 1e6}`);
+      rows.push(`keyward_request_duration_seconds_sum{procedure="${name}"} ${this.total(this.sumAt + p) / 1e6}`);
       rows.push(`keyward_request_duration_seconds_count{procedure="${name}"} ${cumulative}`);
       lines.push(...rows);
     });

@@ -23,12 +23,10 @@ interface BatchNative {
 }
 const batchNative = native as unknown as BatchNative;
 
-interface Waiting {
-  send: () => void;
-  fail: (err: unknown) => void;
-  /** The batch that was open when the reply was produced, if any. */
-  batch: number | undefined;
-  wrote: boolean;
+/** A reply that may have to wait: `send` once it may leave, `fail` if what it waited for failed. */
+export interface Outgoing {
+  send(): void;
+  fail(err: unknown): void;
 }
 
 let mode: Durability = 'process';
@@ -36,7 +34,11 @@ let commits = 0;
 let batchOpen = false;
 let batchSeq = 0;
 const failedBatches = new Map<number, unknown>();
-let queue: Waiting[] = [];
+// The waiting replies, with (in parallel) the batch open when each was produced (0: none)
+// and whether it wrote.
+let queue: Outgoing[] = [];
+let queueBatches: number[] = [];
+let queueWrote: boolean[] = [];
 let flushScheduled = false;
 
 export function setDurability(d: Durability): void {
@@ -92,32 +94,39 @@ function flush(): void {
   flushScheduled = false;
   closeBatch();
   const waiting = queue;
+  const batches = queueBatches;
+  const wrote = queueWrote;
   queue = [];
+  queueBatches = [];
+  queueWrote = [];
   let syncError: unknown;
-  if (mode === 'disk' && waiting.some((w) => w.wrote)) {
+  if (mode === 'disk' && wrote.includes(true)) {
     try {
       native.sync();
     } catch (err) {
       syncError = err;
     }
   }
-  for (const w of waiting) {
-    const err = (w.batch === undefined ? undefined : failedBatches.get(w.batch)) ?? (w.wrote ? syncError : undefined);
-    if (err === undefined) w.send();
-    else w.fail(err);
+  for (let i = 0; i < waiting.length; i++) {
+    const batch = batches[i] as number;
+    const err = (batch === 0 ? undefined : failedBatches.get(batch)) ?? (wrote[i] === true ? syncError : undefined);
+    if (err === undefined) (waiting[i] as Outgoing).send();
+    else (waiting[i] as Outgoing).fail(err);
   }
   failedBatches.clear();
 }
 
 /**
- * Runs `send` once everything the reply reports is as durable as the mode promises, or
- * `fail` when the commit (or fsync) it waited for failed.
+ * Sends `reply` once everything it reports is as durable as the mode promises (at once when
+ * nothing is pending), or fails it when the commit (or fsync) it waited for failed.
  */
-export function whenDurable(wrote: boolean, send: () => void, fail: (err: unknown) => void): void {
+export function whenDurable(wrote: boolean, reply: Outgoing): void {
   if (!batchOpen && !(mode === 'disk' && wrote)) {
-    send();
+    reply.send();
     return;
   }
-  queue.push({ send, fail, batch: batchOpen ? batchSeq : undefined, wrote });
+  queue.push(reply);
+  queueBatches.push(batchOpen ? batchSeq : 0);
+  queueWrote.push(wrote);
   scheduleFlush();
 }
