@@ -83,8 +83,14 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 
 /// The override that applies to `identifier` in a namespace, if any.
 pub fn find_override<'t>(v: &View<'t>, namespace_id: &str, identifier: &str) -> Result<Option<OverrideRecord<'t>>, LimitError> {
-    let sid = storage_id(identifier);
     let mut key = KeyBuf::new();
+    // Every override key of the namespace starts with "<namespaceId>/": one positioning
+    // tells whether it has any (most namespaces have none).
+    let any = key.of(&[namespace_id.as_bytes(), b"/"]);
+    if !v.first_key_from(Table::RATELIMIT_OVERRIDES, any)?.is_some_and(|k| k.starts_with(any)) {
+        return Ok(None);
+    }
+    let sid = storage_id(identifier);
     for kind in [b"/e/", b"/w/"] {
         if let Some(bytes) = v.get(Table::RATELIMIT_OVERRIDES, key.of(&[namespace_id.as_bytes(), kind, sid.as_bytes()]))? {
             return Ok(Some(records::override_record(bytes)?));

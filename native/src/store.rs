@@ -702,6 +702,20 @@ impl<'t> View<'t> {
         unsafe { cursor_get(self.cursors.cursor(self.store, self.txn, table)?, key) }
     }
 
+    /// The first key `>= key` in the table, if any (slice lives as the view).
+    pub fn first_key_from(&self, table: Table, key: &[u8]) -> Result<Option<&'t [u8]>> {
+        check_key(key)?;
+        let cursor = self.cursors.cursor(self.store, self.txn, table)?;
+        let mut k = val(key);
+        let mut v = val(&[]);
+        // SAFETY: the cursor belongs to the view's txn, live for 't; k/v are filled by LMDB.
+        match unsafe { ffi::mdb_cursor_get(cursor, &mut k, &mut v, ffi::MDB_SET_RANGE) } {
+            0 => Ok(Some(unsafe { slice(&k) })),
+            ffi::MDB_NOTFOUND => Ok(None),
+            rc => Err(StoreError::Lmdb("get", rc)),
+        }
+    }
+
     /// Entries with start <= key < end in order, at most `limit` (slices live as the view).
     pub fn range<E: From<StoreError>>(
         &self,
