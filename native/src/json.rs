@@ -39,18 +39,25 @@ pub fn key(out: &mut String, name: &str) {
     out.push_str("\":");
 }
 
-/// Appends the decimal digits of `v` (no allocation, no formatter).
+const PAIRS: &[u8; 200] = b"00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+
+/// Appends the decimal digits of `v` (two per step, no allocation, no formatter).
 pub fn int(out: &mut String, v: i64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     let mut n = v.unsigned_abs();
-    loop {
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[n as usize * 2..n as usize * 2 + 2]);
+    } else {
         at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        digits[at] = b'0' + n as u8;
     }
     if v < 0 {
         out.push('-');
@@ -80,7 +87,7 @@ mod tests {
 
     #[test]
     fn ints() {
-        for v in [0, 7, -7, 10, 1_999_999_999_999, i64::MAX, i64::MIN, -1] {
+        for v in [0, 7, -7, 10, 99, 100, 101, -1_000, 1_999_999_999_999, i64::MAX, i64::MIN, -1] {
             let mut out = String::new();
             super::int(&mut out, v);
             assert_eq!(out, v.to_string());
