@@ -7,6 +7,7 @@ import { requirePermission } from '../auth/require.js';
 import { ApiError } from '../errors/apiError.js';
 import { fromAjv } from '../errors/fromAjv.js';
 import { newRequestId } from '../domain/ids.js';
+import { RawBody } from '../domain/rawJson.js';
 import { asStorageError } from '../store/db.js';
 import { commitCount } from '../store/durability.js';
 import type { ListResult } from '../procedures/context.js';
@@ -62,7 +63,7 @@ export class Dispatcher {
     try {
       const { route, validate } = this.compiled[routeIndex] as Compiled;
       const principal = authenticate(authorization);
-      const input = parseJson(decodeBody(bytes));
+      const input = parseJson(decodeBody(bytes), bytes);
       if (!validate(input)) {
         const errors = fromAjv(validate.errors ?? [], route.procedure);
         throw new ApiError('invalid_input', `The request body for ${route.procedure} is invalid: ${errors.map((e) => e.message).join('; ')}.`, { errors });
@@ -73,7 +74,9 @@ export class Dispatcher {
       }
       const result = route.handler(input as never, { principal, nowMs: Date.now(), requestId, vaultKey: this.vaultKey });
       let text: string;
-      if (route.list === true) {
+      if (result instanceof RawBody) {
+        text = result.text;
+      } else if (route.list === true) {
         const page = result as ListResult<unknown>;
         text = successBody(requestId, page.items, { cursor: page.cursor, hasMore: page.hasMore });
       } else {
@@ -128,9 +131,20 @@ function nestingTooDeep(text: string): boolean {
   return false;
 }
 
-function parseJson(body: string): unknown {
-  // Nesting past MAX_JSON_DEPTH needs more opening brackets than a short body has.
-  if (body.length > MAX_JSON_DEPTH && nestingTooDeep(body)) {
+/** Whether `bytes` holds more than MAX_JSON_DEPTH opening brackets (memchr-speed scans). */
+function manyOpenings(bytes: Uint8Array): boolean {
+  let seen = 0;
+  for (const bracket of [123 /* { */, 91 /* [ */]) {
+    for (let at = bytes.indexOf(bracket); at >= 0; at = bytes.indexOf(bracket, at + 1)) {
+      if (++seen > MAX_JSON_DEPTH) return true;
+    }
+  }
+  return false;
+}
+
+function parseJson(body: string, bytes: Uint8Array): unknown {
+  // Nesting past MAX_JSON_DEPTH needs more opening brackets than most bodies have.
+  if (manyOpenings(bytes) && nestingTooDeep(body)) {
     throw new ApiError('malformed_json', `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`, { errors: [{ location: 'body', message: `nesting deeper than ${MAX_JSON_DEPTH} levels` }] });
   }
   let value: unknown;
