@@ -472,11 +472,13 @@ fn verify_error(e: VerifyError) -> Error {
 ///  - query: the permission query or null;
 ///  - named: the request's limits as "name\u001fcost" or, for an ad-hoc limit,
 ///    "name\u001fcost\u001flimit\u001fdurationMs", joined by "\u001e" ("" for none);
-///  - returns "1" or "0" (whether state changed) followed by the `data` JSON.
+///  - requestId (optional): answer with the whole success envelope for this request id
+///    (hot::Scratch::envelope) instead of the bare `data` JSON;
+///  - returns "0", "1" or "2" (see hot::Effect) followed by the `data` JSON (or envelope).
 ///
 /// Errors: VERIFY_QUERY_SYNTAX (400), VERIFY_UNKNOWN_LIMIT (412, message = the name),
 /// STORE_CORRUPT, STORE_IO, STORE_CLOSED.
-pub fn verify_key(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error> {
+pub fn verify_key(env: Env, args: &[napi_value; 8]) -> Result<napi_value, Error> {
     let (mut ws_buf, mut apis_buf, mut key_buf, mut q_buf, mut named_buf) = ([0u8; 64], [0u8; 128], [0u8; 600], [0u8; 256], [0u8; 256]);
     let workspace_id = str_arg(env, args[0], &mut ws_buf, "workspaceId")?;
     let allowed_apis = str_arg(env, args[1], &mut apis_buf, "allowedApis")?;
@@ -509,10 +511,21 @@ pub fn verify_key(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error>
         named,
         now_ms,
     };
+    let mut id_buf = [0u8; 128];
+    let request_id = optional_str_arg(env, args[7], &mut id_buf, "requestId")?;
     hot_mod::with_scratch(|scratch| {
+        scratch.envelope(request_id.as_deref());
         let effect = verify::verify(&request, scratch).map_err(verify_error)?;
         Ok(env.string(scratch.reply(effect))?)
     })
+}
+
+/// A string argument, or None when it is undefined or null.
+fn optional_str_arg<'s>(env: Env, value: napi_value, stack: &'s mut [u8], what: &str) -> Result<Option<std::borrow::Cow<'s, str>>, Error> {
+    match env.type_of(value)? {
+        ValueType::Undefined | ValueType::Null => Ok(None),
+        _ => str_arg(env, value, stack, what).map(Some),
+    }
 }
 
 fn limit_error(e: LimitError) -> Error {
@@ -522,9 +535,10 @@ fn limit_error(e: LimitError) -> Error {
     }
 }
 
-/// limit(namespaceId, identifier, limit, durationMs, cost, nowMs): string — "1"/"0" (state
-/// changed) + `{success, limit, remaining, reset, overrideId?}`.
-pub fn limit(env: Env, args: &[napi_value; 6]) -> Result<napi_value, Error> {
+/// limit(namespaceId, identifier, limit, durationMs, cost, nowMs, requestId?): string — the
+/// effect flag (hot::Effect) + `{success, limit, remaining, reset, overrideId?}`, or the whole
+/// success envelope when requestId is given.
+pub fn limit(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error> {
     let (mut ns_buf, mut id_buf) = ([0u8; 64], [0u8; 600]);
     let namespace_id = str_arg(env, args[0], &mut ns_buf, "namespaceId")?;
     let identifier = str_arg(env, args[1], &mut id_buf, "identifier")?;
@@ -536,7 +550,10 @@ pub fn limit(env: Env, args: &[napi_value; 6]) -> Result<napi_value, Error> {
         cost: int_arg(env, args[4], "cost")?,
     };
     let now_ms = int_arg(env, args[5], "nowMs")?;
+    let mut id_buf = [0u8; 128];
+    let request_id = optional_str_arg(env, args[6], &mut id_buf, "requestId")?;
     hot_mod::with_scratch(|scratch| {
+        scratch.envelope(request_id.as_deref());
         let effect = limit::limit(std::slice::from_ref(&request), now_ms, false, scratch).map_err(limit_error)?;
         Ok(env.string(scratch.reply(effect))?)
     })
@@ -550,6 +567,7 @@ pub fn limit_many(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error>
     let now_ms = int_arg(env, args[1], "nowMs")?;
     let requests = limit::decode_requests(bytes).map_err(|what| bad(format!("requests buffer: {what}")))?;
     hot_mod::with_scratch(|scratch| {
+        scratch.envelope(None);
         let effect = limit::limit(&requests, now_ms, true, scratch).map_err(limit_error)?;
         Ok(env.string(scratch.reply(effect))?)
     })

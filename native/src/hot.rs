@@ -12,6 +12,7 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::json;
 use crate::store::{self, StoreError, Table, View};
 
 static GROUP_COMMIT: AtomicBool = AtomicBool::new(false);
@@ -95,21 +96,47 @@ impl KeyBuf {
 /// Per-thread buffers of the hot calls: the answer and the puts of the evaluation.
 #[derive(Default)]
 pub struct Scratch {
-    /// The effect flag (see `Effect::flag`; a placeholder until `run` returns) followed by
-    /// the answer as JSON text, which the evaluation appends.
+    /// The effect flag (see `Effect::flag`; a placeholder until `run` returns), then the
+    /// envelope's head when the call has a request id, then the answer as JSON text, which
+    /// the evaluation appends.
     pub out: String,
     pub puts: Puts,
+    /// The head of the success envelope for this call (`envelope_head`), or empty.
+    head: String,
+}
+
+/// The success envelope the hot calls write themselves when JS passes the request id:
+/// `{"meta":{"requestId":"<id>"},"data":<answer>}` — the same bytes as src/rpc/envelope.ts
+/// successBody (test/engine/envelope.test.ts compares them).
+fn envelope_head(head: &mut String, request_id: &str) {
+    head.clear();
+    head.push_str("{\"meta\":{\"requestId\":");
+    json::string(head, request_id);
+    head.push_str("},\"data\":");
 }
 
 impl Scratch {
+    /// The next run answers with the whole success envelope for `request_id` (None: the
+    /// bare answer).
+    pub fn envelope(&mut self, request_id: Option<&str>) {
+        match request_id {
+            Some(id) => envelope_head(&mut self.head, id),
+            None => self.head.clear(),
+        }
+    }
+
     fn clear(&mut self) {
         self.out.clear();
         self.out.push(Effect::Read.flag());
+        self.out.push_str(&self.head);
         self.puts.clear();
     }
 
-    /// The flag and the answer of the last run, as JS receives them.
+    /// The flag and the answer (or envelope) of the last run, as JS receives them.
     pub fn reply(&mut self, effect: Effect) -> &str {
+        if !self.head.is_empty() {
+            self.out.push('}');
+        }
         let mut flag = [0u8; 4];
         self.out.replace_range(..1, effect.flag().encode_utf8(&mut flag));
         &self.out
@@ -117,7 +144,7 @@ impl Scratch {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: String::with_capacity(1024), puts: Puts::default() });
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: String::with_capacity(1024), puts: Puts::default(), head: String::with_capacity(64) });
 }
 
 /// Runs `f` with this thread's scratch buffers. Hot calls do not nest (no JS runs inside

@@ -89,19 +89,21 @@ export const credits = native as unknown as CreditsNative;
 
 export interface VerifyNative {
   /**
-   * keys.verifyKey in one native call (native/src/verify.rs). Returns "1"/"0" (state
-   * changed?) followed by the `data` JSON. Throws coded errors VERIFY_QUERY_SYNTAX (message
-   * says where), VERIFY_UNKNOWN_LIMIT (message = the limit's name), STORE_*.
+   * keys.verifyKey in one native call (native/src/verify.rs). Returns the effect flag ('0'
+   * read only, '1' wrote, '2' opened a group-commit batch) followed by the `data` JSON, or
+   * by the whole success envelope when `requestId` is given (RawBody). Throws coded errors
+   * VERIFY_QUERY_SYNTAX (message says where), VERIFY_UNKNOWN_LIMIT (message = the limit's
+   * name), STORE_*.
    */
-  verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number): string;
+  verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number, requestId?: string): string;
 }
 
 export const engine = native as unknown as VerifyNative;
 
 export interface LimitNative {
-  /** ratelimits.limit (native/src/limit.rs): "1"/"0" (state changed) + outcome JSON. */
-  limit(namespaceId: string, identifier: string, limit: number, durationMs: number, cost: number, nowMs: number): string;
-  /** multiLimit, all or nothing: "1"/"0" + JSON array of outcomes (packing in limit.rs). */
+  /** ratelimits.limit (native/src/limit.rs): the effect flag + outcome JSON, or + the whole success envelope with `requestId`. */
+  limit(namespaceId: string, identifier: string, limit: number, durationMs: number, cost: number, nowMs: number, requestId?: string): string;
+  /** multiLimit, all or nothing: the effect flag + JSON array of outcomes (packing in limit.rs). */
   limitMany(requests: Buffer, nowMs: number): string;
   /** The override that applies to an identifier, as JSON {overrideId, identifier, limit, duration}. */
   findOverride(namespaceId: string, identifier: string): string | undefined;

@@ -11,6 +11,7 @@ export interface Reply {
   headers: Record<string, string> | undefined;
 }
 
+/** The native hot calls write this same body themselves (RawBody; native/src/hot.rs envelope_head). */
 export function successBody(requestId: string, data: unknown, pagination?: { cursor: string | undefined; hasMore: boolean }): string {
   if (pagination === undefined) return `{"meta":{"requestId":"${requestId}"},"data":${data instanceof RawJson ? data.text : JSON.stringify(data)}}`;
   const page = pagination.cursor === undefined ? { hasMore: pagination.hasMore } : { cursor: pagination.cursor, hasMore: pagination.hasMore };

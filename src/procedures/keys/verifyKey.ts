@@ -1,4 +1,4 @@
-import { RawJson } from '../../domain/rawJson.js';
+import { RawBody } from '../../domain/rawJson.js';
 import { engine, errorCode } from '../../engine/native.js';
 import { ApiError, invalidInput } from '../../errors/apiError.js';
 import { noteHotEffect } from '../../store/durability.js';
@@ -13,7 +13,7 @@ export interface VerifyKeyInput {
 }
 
 /** One synchronous native call; refusals are data (valid:false + code), not errors. */
-export function verifyKey(input: VerifyKeyInput, ctx: Ctx): RawJson {
+export function verifyKey(input: VerifyKeyInput, ctx: Ctx): RawBody {
   input.ratelimits?.forEach((r, i) => {
     if ((r.limit === undefined) !== (r.duration === undefined)) {
       const missing = r.limit === undefined ? 'limit' : 'duration';
@@ -27,7 +27,7 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): RawJson {
   const named = input.ratelimits === undefined ? '' : input.ratelimits.map(namedLimit).join('\u001e');
   let out: string;
   try {
-    out = engine.verifyKey(ctx.principal.workspaceId, scope, input.key, input.credits?.cost ?? -1, input.permissions ?? null, named, ctx.nowMs);
+    out = engine.verifyKey(ctx.principal.workspaceId, scope, input.key, input.credits?.cost ?? -1, input.permissions ?? null, named, ctx.nowMs, ctx.requestId);
   } catch (err) {
     const code = errorCode(err);
     const message = (err as Error).message;
@@ -40,7 +40,7 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): RawJson {
     throw err;
   }
   noteHotEffect(out.charCodeAt(0));
-  return new RawJson(out.slice(1));
+  return new RawBody(out.slice(1));
 }
 
 /** The engine's encoding of one `ratelimits` entry (native/src/api.rs verify_key). */

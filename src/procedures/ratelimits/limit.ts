@@ -1,4 +1,4 @@
-import { RawJson } from '../../domain/rawJson.js';
+import { RawBody } from '../../domain/rawJson.js';
 import { limiter } from '../../engine/native.js';
 import { noteHotEffect } from '../../store/durability.js';
 import type { Ctx } from '../context.js';
@@ -13,9 +13,9 @@ export interface LimitInput {
 }
 
 /** One synchronous native call; a refusal is data (success:false), not an error. */
-export function limit(input: LimitInput, ctx: Ctx): RawJson {
+export function limit(input: LimitInput, ctx: Ctx): RawBody {
   const ns = namespaceForLimit(ctx, input.namespace);
-  const out = limiter.limit(ns.id, input.identifier, input.limit, input.duration, input.cost, ctx.nowMs);
+  const out = limiter.limit(ns.id, input.identifier, input.limit, input.duration, input.cost, ctx.nowMs, ctx.requestId);
   noteHotEffect(out.charCodeAt(0));
-  return new RawJson(out.slice(1));
+  return new RawBody(out.slice(1));
 }
