@@ -516,7 +516,7 @@ pub fn verify_key(env: Env, args: &[napi_value; 8]) -> Result<napi_value, Error>
     hot_mod::with_scratch(|scratch| {
         scratch.envelope(request_id.as_deref());
         let effect = verify::verify(&request, scratch).map_err(verify_error)?;
-        Ok(env.string(scratch.reply(effect))?)
+        Ok(env.string_from_utf8(scratch.reply(effect))?)
     })
 }
 
@@ -555,7 +555,7 @@ pub fn limit(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error> {
     hot_mod::with_scratch(|scratch| {
         scratch.envelope(request_id.as_deref());
         let effect = limit::limit(std::slice::from_ref(&request), now_ms, false, scratch).map_err(limit_error)?;
-        Ok(env.string(scratch.reply(effect))?)
+        Ok(env.string_from_utf8(scratch.reply(effect))?)
     })
 }
 
@@ -569,7 +569,7 @@ pub fn limit_many(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error>
     hot_mod::with_scratch(|scratch| {
         scratch.envelope(None);
         let effect = limit::limit(&requests, now_ms, true, scratch).map_err(limit_error)?;
-        Ok(env.string(scratch.reply(effect))?)
+        Ok(env.string_from_utf8(scratch.reply(effect))?)
     })
 }
 
@@ -595,22 +595,22 @@ pub fn find_override(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Err
     let identifier = str_arg(env, args[1], &mut id_buf, "identifier")?;
     let found = store::view(|v| {
         Ok::<_, LimitError>(limit::find_override(v, &namespace_id, &identifier)?.map(|o| {
-            let mut out = String::from("{");
-            crate::json::key(&mut out, "overrideId");
+            let mut out = Vec::new();
+            crate::json::raw(&mut out, "{\"overrideId\":");
             crate::json::string(&mut out, o.id);
-            crate::json::key(&mut out, "identifier");
+            crate::json::raw(&mut out, ",\"identifier\":");
             crate::json::string(&mut out, o.identifier);
-            crate::json::key(&mut out, "limit");
+            crate::json::raw(&mut out, ",\"limit\":");
             crate::json::int(&mut out, o.limit);
-            crate::json::key(&mut out, "duration");
+            crate::json::raw(&mut out, ",\"duration\":");
             crate::json::int(&mut out, o.duration_ms);
-            out.push('}');
+            out.push(b'}');
             out
         }))
     })
     .map_err(limit_error)?;
     match found {
-        Some(json) => Ok(env.string(&json)?),
+        Some(json) => Ok(env.string_from_utf8(&json)?),
         None => Ok(env.undefined()?),
     }
 }

@@ -99,20 +99,20 @@ pub struct Scratch {
     /// The effect flag (see `Effect::flag`; a placeholder until `run` returns), then the
     /// envelope's head when the call has a request id, then the answer as JSON text, which
     /// the evaluation appends.
-    pub out: String,
+    pub out: Vec<u8>,
     pub puts: Puts,
     /// The head of the success envelope for this call (`envelope_head`), or empty.
-    head: String,
+    head: Vec<u8>,
 }
 
 /// The success envelope the hot calls write themselves when JS passes the request id:
 /// `{"meta":{"requestId":"<id>"},"data":<answer>}` — the same bytes as src/rpc/envelope.ts
 /// successBody (test/engine/envelope.test.ts compares them).
-fn envelope_head(head: &mut String, request_id: &str) {
+fn envelope_head(head: &mut Vec<u8>, request_id: &str) {
     head.clear();
-    head.push_str("{\"meta\":{\"requestId\":");
-    json::string(head, request_id);
-    head.push_str("},\"data\":");
+    json::raw(head, "{\"meta\":{\"requestId\":");
+    json::string(head, request_id.as_bytes());
+    json::raw(head, "},\"data\":");
 }
 
 impl Scratch {
@@ -128,23 +128,22 @@ impl Scratch {
     fn clear(&mut self) {
         self.out.clear();
         self.out.push(Effect::Read.flag());
-        self.out.push_str(&self.head);
+        self.out.extend_from_slice(&self.head);
         self.puts.clear();
     }
 
     /// The flag and the answer (or envelope) of the last run, as JS receives them.
-    pub fn reply(&mut self, effect: Effect) -> &str {
+    pub fn reply(&mut self, effect: Effect) -> &[u8] {
         if !self.head.is_empty() {
-            self.out.push('}');
+            self.out.push(b'}');
         }
-        let mut flag = [0u8; 4];
-        self.out.replace_range(..1, effect.flag().encode_utf8(&mut flag));
+        self.out[0] = effect.flag();
         &self.out
     }
 }
 
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: String::with_capacity(1024), puts: Puts::default(), head: String::with_capacity(64) });
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: Vec::with_capacity(1024), puts: Puts::default(), head: Vec::with_capacity(64) });
 }
 
 /// Runs `f` with this thread's scratch buffers. Hot calls do not nest (no JS runs inside
@@ -168,11 +167,11 @@ pub enum Effect {
 }
 
 impl Effect {
-    pub fn flag(self) -> char {
+    pub fn flag(self) -> u8 {
         match self {
-            Effect::Read => '0',
-            Effect::Wrote => '1',
-            Effect::OpenedBatch => '2',
+            Effect::Read => b'0',
+            Effect::Wrote => b'1',
+            Effect::OpenedBatch => b'2',
         }
     }
 }

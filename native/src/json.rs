@@ -1,48 +1,50 @@
-//! Writing JSON text for the hot procedures' replies (one string crosses to JS, no objects
-//! are built field by field).
+//! Writing JSON text for the hot procedures' replies into a byte buffer (one string crosses
+//! to JS, no objects are built field by field). Callers write fixed parts (`{"valid":`,
+//! `,"code":`, …) as literal fragments with `raw`.
 
-use std::fmt::Write;
-
-/// Appends `s` as a JSON string literal.
-pub fn string(out: &mut String, s: &str) {
-    out.push('"');
-    let mut start = 0;
-    for (i, b) in s.bytes().enumerate() {
-        let escape = match b {
-            b'"' => "\\\"",
-            b'\\' => "\\\\",
-            b'\n' => "\\n",
-            b'\r' => "\\r",
-            b'\t' => "\\t",
-            0..=0x1f => "",
-            _ => continue,
-        };
-        out.push_str(&s[start..i]);
-        if escape.is_empty() {
-            let _ = write!(out, "\\u{:04x}", b);
-        } else {
-            out.push_str(escape);
-        }
-        start = i + 1;
-    }
-    out.push_str(&s[start..]);
-    out.push('"');
+/// Bytes that need an escape inside a JSON string: control characters, `"` and `\`.
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
 }
 
-/// `,"name":` (or `"name":` as the first field of an object: pass first = true once).
-pub fn key(out: &mut String, name: &str) {
-    if !out.ends_with('{') {
-        out.push(',');
+/// Appends `s` (UTF-8 text) as a JSON string literal.
+pub fn string(out: &mut Vec<u8>, s: &[u8]) {
+    out.push(b'"');
+    if !s.iter().any(|&b| needs_escape(b)) {
+        out.extend_from_slice(s);
+    } else {
+        for &b in s {
+            match b {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                0..=0x1f => {
+                    const HEX: &[u8; 16] = b"0123456789abcdef";
+                    out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+                }
+                _ => out.push(b),
+            }
+        }
     }
-    out.push('"');
-    out.push_str(name);
-    out.push_str("\":");
+    out.push(b'"');
+}
+
+/// Appends literal JSON text (a fragment such as `,"code":`).
+pub fn raw(out: &mut Vec<u8>, text: &str) {
+    out.extend_from_slice(text.as_bytes());
+}
+
+/// `true` or `false`.
+pub fn bool(out: &mut Vec<u8>, b: bool) {
+    raw(out, if b { "true" } else { "false" });
 }
 
 const PAIRS: &[u8; 200] = b"00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
 /// Appends the decimal digits of `v` (two per step, no allocation, no formatter).
-pub fn int(out: &mut String, v: i64) {
+pub fn int(out: &mut Vec<u8>, v: i64) {
     let mut digits = [0u8; 20];
     let mut at = digits.len();
     let mut n = v.unsigned_abs();
@@ -60,37 +62,40 @@ pub fn int(out: &mut String, v: i64) {
         digits[at] = b'0' + n as u8;
     }
     if v < 0 {
-        out.push('-');
+        out.push(b'-');
     }
-    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or("0"));
+    out.extend_from_slice(&digits[at..]);
 }
 
-pub fn strings<'a>(out: &mut String, items: impl IntoIterator<Item = &'a str>) {
-    out.push('[');
+pub fn strings<'a>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'a [u8]>) {
+    out.push(b'[');
     for (i, s) in items.into_iter().enumerate() {
         if i > 0 {
-            out.push(',');
+            out.push(b',');
         }
         string(out, s);
     }
-    out.push(']');
+    out.push(b']');
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn escapes() {
-        let mut out = String::new();
-        super::string(&mut out, "a\"b\\c\nd\u{1}é");
-        assert_eq!(out, "\"a\\\"b\\\\c\\nd\\u0001é\"");
+        let mut out = Vec::new();
+        super::string(&mut out, "a\"b\\c\nd\u{1}é\u{1f}".as_bytes());
+        assert_eq!(String::from_utf8(out).unwrap(), "\"a\\\"b\\\\c\\nd\\u0001é\\u001f\"");
+        let mut plain = Vec::new();
+        super::string(&mut plain, b"plain");
+        assert_eq!(plain, b"\"plain\"");
     }
 
     #[test]
     fn ints() {
         for v in [0, 7, -7, 10, 99, 100, 101, -1_000, 1_999_999_999_999, i64::MAX, i64::MIN, -1] {
-            let mut out = String::new();
+            let mut out = Vec::new();
             super::int(&mut out, v);
-            assert_eq!(out, v.to_string());
+            assert_eq!(String::from_utf8(out).unwrap(), v.to_string());
         }
     }
 }

@@ -59,8 +59,8 @@ pub fn storage_id(identifier: &str) -> Cow<'_, str> {
 
 /// `*` matches any run of characters (also none); everything else is literal; the whole
 /// identifier must match.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+pub fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
+    let (p, t) = (pattern, text);
     let (mut pi, mut ti) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while ti < t.len() {
@@ -104,7 +104,7 @@ pub fn find_override<'t>(v: &View<'t>, namespace_id: &str, identifier: &str) -> 
     let mut best: Option<OverrideRecord<'t>> = None;
     v.range(Table::RATELIMIT_OVERRIDES, &prefix, Some(&end), usize::MAX, |_, value| {
         let o = records::override_record(value)?;
-        if glob_match(o.identifier, identifier) && best.as_ref().is_none_or(|b| o.identifier.len() > b.identifier.len()) {
+        if glob_match(o.identifier, identifier.as_bytes()) && best.as_ref().is_none_or(|b| o.identifier.len() > b.identifier.len()) {
             best = Some(o);
         }
         Ok::<_, LimitError>(())
@@ -144,7 +144,7 @@ struct Outcome<'t> {
     limit: i64,
     remaining: i64,
     reset_ms: i64,
-    override_id: Option<&'t str>,
+    override_id: Option<&'t [u8]>,
 }
 
 /// Decides every request and writes the outcomes into `scratch.out` (a JSON array when
@@ -155,14 +155,14 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, sc
     let mut changed: Vec<(usize, Window)> = Vec::new();
     let mut outcomes = Vec::with_capacity(reqs.len());
     let mut key = KeyBuf::new();
-    let mut digits = String::with_capacity(20);
+    let mut digits = Vec::with_capacity(20);
     for r in reqs {
         let o = find_override(v, r.namespace_id, r.identifier)?;
         let (limit, duration_ms) = o.as_ref().map_or((r.limit, r.duration_ms), |o| (o.limit, o.duration_ms));
         digits.clear();
         json::int(&mut digits, duration_ms);
         let sid = storage_id(r.identifier);
-        let window_key = [b"n/", r.namespace_id.as_bytes(), b"/", digits.as_bytes(), b"/", sid.as_bytes()];
+        let window_key = [b"n/", r.namespace_id.as_bytes(), b"/", &digits, b"/", sid.as_bytes()];
         let key = key.of(&window_key);
         let earlier = changed.iter().position(|(put, _)| scratch.puts.key(*put) == key);
         let stored = match earlier {
@@ -205,31 +205,27 @@ pub fn limit(reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, scratch: &mut S
 }
 
 /// `[{success, limit, remaining, reset, overrideId?}, …]`, or the bare object when not `many`.
-fn outcomes_json(out: &mut String, outcomes: &[Outcome<'_>], many: bool) {
+fn outcomes_json(out: &mut Vec<u8>, outcomes: &[Outcome<'_>], many: bool) {
     if many {
-        out.push('[');
+        out.push(b'[');
     }
     for (i, o) in outcomes.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push('{');
-        json::key(out, "success");
-        out.push_str(if o.success { "true" } else { "false" });
-        json::key(out, "limit");
+        json::raw(out, if i > 0 { ",{\"success\":" } else { "{\"success\":" });
+        json::bool(out, o.success);
+        json::raw(out, ",\"limit\":");
         json::int(out, o.limit);
-        json::key(out, "remaining");
+        json::raw(out, ",\"remaining\":");
         json::int(out, o.remaining);
-        json::key(out, "reset");
+        json::raw(out, ",\"reset\":");
         json::int(out, o.reset_ms);
         if let Some(id) = o.override_id {
-            json::key(out, "overrideId");
+            json::raw(out, ",\"overrideId\":");
             json::string(out, id);
         }
-        out.push('}');
+        out.push(b'}');
     }
     if many {
-        out.push(']');
+        out.push(b']');
     }
 }
 
@@ -271,15 +267,16 @@ mod tests {
 
     #[test]
     fn globs() {
-        assert!(glob_match("user_*", "user_1"));
-        assert!(glob_match("user_*", "user_"));
-        assert!(!glob_match("user_*", "usr_1"));
-        assert!(glob_match("*", ""));
-        assert!(glob_match("a*b*c", "axxbyyc"));
-        assert!(!glob_match("a*b*c", "axxbyy"));
-        assert!(glob_match("exact", "exact"));
-        assert!(!glob_match("exact", "exactly"));
-        assert!(glob_match("*@example.com", "me@example.com"));
+        let m = |p: &str, t: &str| glob_match(p.as_bytes(), t.as_bytes());
+        assert!(m("user_*", "user_1"));
+        assert!(m("user_*", "user_"));
+        assert!(!m("user_*", "usr_1"));
+        assert!(m("*", ""));
+        assert!(m("a*b*c", "axxbyyc"));
+        assert!(!m("a*b*c", "axxbyy"));
+        assert!(m("exact", "exact"));
+        assert!(!m("exact", "exactly"));
+        assert!(m("*@example.com", "me@example.com"));
     }
 
     #[test]

@@ -212,7 +212,12 @@ impl Env {
     }
 
     pub fn string(self, s: &str) -> Result<napi_value, Status> {
-        // ASCII text is the same in Latin-1, which V8 copies without decoding.
+        self.string_from_utf8(s.as_bytes())
+    }
+
+    /// A JS string from UTF-8 bytes (V8 replaces invalid sequences with U+FFFD). ASCII text
+    /// is the same in Latin-1, which V8 copies without decoding.
+    pub fn string_from_utf8(self, s: &[u8]) -> Result<napi_value, Status> {
         if s.is_ascii() {
             out!(self, napi_create_string_latin1, s.as_ptr().cast(), s.len())
         } else {

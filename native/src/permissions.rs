@@ -177,11 +177,13 @@ pub fn parse_cached(input: &str) -> Result<Rc<Query>, SyntaxError> {
     Ok(q)
 }
 
-pub fn holds(held: &[&str], wanted: &str) -> bool {
-    held.iter().any(|h| *h == wanted || h.strip_suffix('*').is_some_and(|prefix| wanted.starts_with(prefix)))
+/// Held permissions are the stored bytes (UTF-8); matching is byte-wise.
+pub fn holds(held: &[&[u8]], wanted: &str) -> bool {
+    let wanted = wanted.as_bytes();
+    held.iter().any(|h| *h == wanted || h.strip_suffix(b"*").is_some_and(|prefix| wanted.starts_with(prefix)))
 }
 
-pub fn evaluate(q: &Query, held: &[&str]) -> bool {
+pub fn evaluate(q: &Query, held: &[&[u8]]) -> bool {
     match q {
         Query::Perm(p) => holds(held, p),
         Query::And(qs) => qs.iter().all(|q| evaluate(q, held)),
@@ -224,14 +226,14 @@ mod tests {
 
     #[test]
     fn evaluation_with_wildcards() {
-        let held = ["documents.*", "billing.read"];
+        let held: [&[u8]; 2] = [b"documents.*", b"billing.read"];
         let q = parse("documents.write AND (billing.read OR billing.write)").unwrap();
         assert!(evaluate(&q, &held));
         assert!(!evaluate(&parse("billing.write").unwrap(), &held));
         assert!(evaluate(&parse("documents.*").unwrap(), &held));
-        assert!(!evaluate(&parse("documents.*").unwrap(), &["documents.read"]));
+        assert!(!evaluate(&parse("documents.*").unwrap(), &[b"documents.read"]));
         assert!(!evaluate(&parse("documentsX").unwrap(), &held));
-        assert!(evaluate(&parse("anything").unwrap(), &["*"]));
+        assert!(evaluate(&parse("anything").unwrap(), &[b"*"]));
         assert!(parse_cached("a AND b").is_ok());
         assert!(parse_cached("a AND b").is_ok());
     }

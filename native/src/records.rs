@@ -1,14 +1,15 @@
-//! The records the verification engine reads, decoded field by field from the msgpack maps
+//! The records the verification engine reads, decoded in one pass from the msgpack maps
 //! that management code writes (src/store/records.ts is the other half of this contract;
-//! test/engine/records.test.ts checks both sides against each other). Unknown fields are
-//! skipped, so management code may add fields the engine does not need.
+//! test/engine/verify.test.ts exercises both sides together). Unknown fields are skipped,
+//! so management code may add fields the engine does not need. Text fields are the stored
+//! bytes (written by management code from JS strings, so UTF-8).
 
-use crate::msgpack::{array_items, map_entries, DecodeError, Reader, Result, Value};
+use crate::msgpack::{Reader, Result};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RatelimitDef<'a> {
-    pub id: &'a str,
-    pub name: &'a str,
+    pub id: &'a [u8],
+    pub name: &'a [u8],
     pub limit: i64,
     pub duration_ms: i64,
     pub auto_apply: bool,
@@ -16,135 +17,140 @@ pub struct RatelimitDef<'a> {
 
 #[derive(Debug, Default)]
 pub struct KeyRecord<'a> {
-    pub id: &'a str,
-    pub api_id: &'a str,
-    pub workspace_id: &'a str,
+    pub id: &'a [u8],
+    pub api_id: &'a [u8],
+    pub workspace_id: &'a [u8],
     pub enabled: bool,
-    pub name: Option<&'a str>,
+    pub name: Option<&'a [u8]>,
     pub expires_at_ms: Option<i64>,
-    pub identity_id: Option<&'a str>,
-    pub meta_json: Option<&'a str>,
-    pub permissions: Vec<&'a str>,
-    pub role_ids: Vec<&'a str>,
+    pub identity_id: Option<&'a [u8]>,
+    /// The key's meta as JSON text (management code stores JSON.stringify's output).
+    pub meta_json: Option<&'a [u8]>,
+    pub permissions: Vec<&'a [u8]>,
+    pub role_ids: Vec<&'a [u8]>,
     pub ratelimits: Vec<RatelimitDef<'a>>,
 }
 
 #[derive(Debug, Default)]
 pub struct ApiRecord<'a> {
-    pub workspace_id: &'a str,
+    pub workspace_id: &'a [u8],
     pub deleted: bool,
 }
 
 #[derive(Debug, Default)]
 pub struct RoleRecord<'a> {
-    pub name: &'a str,
-    pub permissions: Vec<&'a str>,
+    pub name: &'a [u8],
+    pub permissions: Vec<&'a [u8]>,
 }
 
 #[derive(Debug, Default)]
 pub struct IdentityRecord<'a> {
-    pub id: &'a str,
-    pub external_id: &'a str,
-    pub meta_json: Option<&'a str>,
+    pub id: &'a [u8],
+    pub external_id: &'a [u8],
+    pub meta_json: Option<&'a [u8]>,
     pub ratelimits: Vec<RatelimitDef<'a>>,
 }
 
-fn root(bytes: &[u8]) -> Result<Value<'_>> {
-    Reader::top(bytes)
+/// Calls `field(name, reader)` for each entry of the record's top-level map; `field` reads
+/// (or skips) exactly that entry's value.
+fn fields<'a>(bytes: &'a [u8], mut field: impl FnMut(&'a [u8], &mut Reader<'a>) -> Result<()>) -> Result<()> {
+    let mut r = Reader::new(bytes);
+    for _ in 0..r.map_len()? {
+        let name = r.str()?;
+        field(name, &mut r)?;
+    }
+    Ok(())
 }
 
-fn text<'a>(v: Value<'a>) -> Result<&'a str> {
-    v.as_str().ok_or(DecodeError("expected a string"))
+fn strings<'a>(r: &mut Reader<'a>) -> Result<Vec<&'a [u8]>> {
+    let n = r.array_len()?;
+    let mut out = Vec::with_capacity(n.min(1024));
+    for _ in 0..n {
+        out.push(r.str()?);
+    }
+    Ok(out)
 }
 
-fn int(v: Value<'_>) -> Result<i64> {
-    v.as_i64().ok_or(DecodeError("expected an integer"))
-}
-
-fn strings<'a>(v: Value<'a>) -> Result<Vec<&'a str>> {
-    array_items(v)?.map(|item| text(item?)).collect()
-}
-
-fn ratelimits<'a>(v: Value<'a>) -> Result<Vec<RatelimitDef<'a>>> {
-    array_items(v)?
-        .map(|item| {
-            let mut def = RatelimitDef { id: "", name: "", limit: 0, duration_ms: 0, auto_apply: false };
-            for entry in map_entries(item?)? {
-                let (k, v) = entry?;
-                match k {
-                    b"id" => def.id = text(v)?,
-                    b"name" => def.name = text(v)?,
-                    b"limit" => def.limit = int(v)?,
-                    b"durationMs" => def.duration_ms = int(v)?,
-                    b"autoApply" => def.auto_apply = v.as_bool().unwrap_or(false),
-                    _ => {}
-                }
+fn ratelimits<'a>(r: &mut Reader<'a>) -> Result<Vec<RatelimitDef<'a>>> {
+    let n = r.array_len()?;
+    let mut out = Vec::with_capacity(n.min(1024));
+    for _ in 0..n {
+        let mut def = RatelimitDef { id: b"", name: b"", limit: 0, duration_ms: 0, auto_apply: false };
+        for _ in 0..r.map_len()? {
+            match r.str()? {
+                b"id" => def.id = r.str()?,
+                b"name" => def.name = r.str()?,
+                b"limit" => def.limit = r.int()?,
+                b"durationMs" => def.duration_ms = r.int()?,
+                b"autoApply" => def.auto_apply = r.bool()?,
+                _ => r.skip()?,
             }
-            Ok(def)
-        })
-        .collect()
+        }
+        out.push(def);
+    }
+    Ok(out)
 }
 
 pub fn key(bytes: &[u8]) -> Result<KeyRecord<'_>> {
     let mut k = KeyRecord::default();
-    for entry in map_entries(root(bytes)?)? {
-        let (name, v) = entry?;
+    fields(bytes, |name, r| {
         match name {
-            b"id" => k.id = text(v)?,
-            b"apiId" => k.api_id = text(v)?,
-            b"workspaceId" => k.workspace_id = text(v)?,
-            b"enabled" => k.enabled = v.as_bool().unwrap_or(false),
-            b"name" => k.name = v.as_str(),
-            b"expiresAtMs" => k.expires_at_ms = v.as_i64(),
-            b"identityId" => k.identity_id = v.as_str(),
-            b"metaJson" => k.meta_json = v.as_str(),
-            b"permissions" => k.permissions = strings(v)?,
-            b"roleIds" => k.role_ids = strings(v)?,
-            b"ratelimits" => k.ratelimits = ratelimits(v)?,
-            _ => {}
+            b"id" => k.id = r.str()?,
+            b"apiId" => k.api_id = r.str()?,
+            b"workspaceId" => k.workspace_id = r.str()?,
+            b"enabled" => k.enabled = r.bool()?,
+            b"name" => k.name = r.str_or_nil()?,
+            b"expiresAtMs" => k.expires_at_ms = r.int_or_nil()?,
+            b"identityId" => k.identity_id = r.str_or_nil()?,
+            b"metaJson" => k.meta_json = r.str_or_nil()?,
+            b"permissions" => k.permissions = strings(r)?,
+            b"roleIds" => k.role_ids = strings(r)?,
+            b"ratelimits" => k.ratelimits = ratelimits(r)?,
+            _ => r.skip()?,
         }
-    }
+        Ok(())
+    })?;
     Ok(k)
 }
 
 pub fn api(bytes: &[u8]) -> Result<ApiRecord<'_>> {
     let mut a = ApiRecord::default();
-    for entry in map_entries(root(bytes)?)? {
-        let (name, v) = entry?;
+    fields(bytes, |name, r| {
         match name {
-            b"workspaceId" => a.workspace_id = text(v)?,
-            b"deletedAtMs" => a.deleted = !matches!(v, Value::Nil),
-            _ => {}
+            b"workspaceId" => a.workspace_id = r.str()?,
+            b"deletedAtMs" => a.deleted = !r.is_nil()?,
+            _ => r.skip()?,
         }
-    }
+        Ok(())
+    })?;
     Ok(a)
 }
 
 pub fn role(bytes: &[u8]) -> Result<RoleRecord<'_>> {
-    let mut r = RoleRecord::default();
-    for entry in map_entries(root(bytes)?)? {
-        let (name, v) = entry?;
+    let mut role = RoleRecord::default();
+    fields(bytes, |name, r| {
         match name {
-            b"name" => r.name = text(v)?,
-            b"permissions" => r.permissions = strings(v)?,
-            _ => {}
+            b"name" => role.name = r.str()?,
+            b"permissions" => role.permissions = strings(r)?,
+            _ => r.skip()?,
         }
-    }
-    Ok(r)
+        Ok(())
+    })?;
+    Ok(role)
 }
 
 pub fn identity(bytes: &[u8]) -> Result<IdentityRecord<'_>> {
     let mut i = IdentityRecord::default();
-    for entry in map_entries(root(bytes)?)? {
-        let (name, v) = entry?;
+    fields(bytes, |name, r| {
         match name {
-            b"id" => i.id = text(v)?,
-            b"externalId" => i.external_id = text(v)?,
-            b"metaJson" => i.meta_json = v.as_str(),
-            b"ratelimits" => i.ratelimits = ratelimits(v)?,
-            _ => {}
+            b"id" => i.id = r.str()?,
+            b"externalId" => i.external_id = r.str()?,
+            b"metaJson" => i.meta_json = r.str_or_nil()?,
+            b"ratelimits" => i.ratelimits = ratelimits(r)?,
+            _ => r.skip()?,
         }
-    }
+        Ok(())
+    })?;
     Ok(i)
 }
 
@@ -153,23 +159,23 @@ pub fn identity(bytes: &[u8]) -> Result<IdentityRecord<'_>> {
 /// `storage_id(identifier)`.
 #[derive(Debug, Default)]
 pub struct OverrideRecord<'a> {
-    pub id: &'a str,
-    pub identifier: &'a str,
+    pub id: &'a [u8],
+    pub identifier: &'a [u8],
     pub limit: i64,
     pub duration_ms: i64,
 }
 
 pub fn override_record(bytes: &[u8]) -> Result<OverrideRecord<'_>> {
     let mut o = OverrideRecord::default();
-    for entry in map_entries(root(bytes)?)? {
-        let (name, v) = entry?;
+    fields(bytes, |name, r| {
         match name {
-            b"id" => o.id = text(v)?,
-            b"identifier" => o.identifier = text(v)?,
-            b"limit" => o.limit = int(v)?,
-            b"durationMs" => o.duration_ms = int(v)?,
-            _ => {}
+            b"id" => o.id = r.str()?,
+            b"identifier" => o.identifier = r.str()?,
+            b"limit" => o.limit = r.int()?,
+            b"durationMs" => o.duration_ms = r.int()?,
+            _ => r.skip()?,
         }
-    }
+        Ok(())
+    })?;
     Ok(o)
 }

@@ -118,8 +118,8 @@ pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, Verify
     Ok(effect)
 }
 
-fn api_allowed(allowed: &str, api_id: &str) -> bool {
-    allowed == "*" || allowed.split('\n').any(|a| a == api_id)
+fn api_allowed(allowed: &str, api_id: &[u8]) -> bool {
+    allowed == "*" || allowed.split('\n').any(|a| a.as_bytes() == api_id)
 }
 
 /// A limit that applies to this verification. Its window is `<scope>/<owner>/<name>` in
@@ -128,49 +128,49 @@ fn api_allowed(allowed: &str, api_id: &str) -> bool {
 struct Check<'a> {
     def: &'a RatelimitDef<'a>,
     scope: &'static str,
-    owner: &'a str,
+    owner: &'a [u8],
     cost: i64,
     decision: Decision,
 }
 
 /// The key parts of the window `<scope>/<owner>/<name>`.
-fn window_key<'k>(scope: &'static str, owner: &'k str, name: &'k str) -> [&'k [u8]; 5] {
-    [scope.as_bytes(), b"/", owner.as_bytes(), b"/", name.as_bytes()]
+fn window_key<'k>(scope: &'static str, owner: &'k [u8], name: &'k [u8]) -> [&'k [u8]; 5] {
+    [scope.as_bytes(), b"/", owner, b"/", name]
 }
 
 fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scratch) -> Result<(), VerifyError> {
     let out = &mut scratch.out;
     let Some(key_bytes) = v.get(Table::KEY_RECORDS, hash)? else {
-        out.push_str(NOT_FOUND);
+        json::raw(out, NOT_FOUND);
         return Ok(());
     };
     let key = records::key(key_bytes)?;
-    if key.workspace_id != req.workspace_id || !api_allowed(req.allowed_apis, key.api_id) {
-        out.push_str(NOT_FOUND);
+    if key.workspace_id != req.workspace_id.as_bytes() || !api_allowed(req.allowed_apis, key.api_id) {
+        json::raw(out, NOT_FOUND);
         return Ok(());
     }
-    let api_visible = match v.get(Table::APIS, key.api_id.as_bytes())? {
+    let api_visible = match v.get(Table::APIS, key.api_id)? {
         Some(api) => {
             let api = records::api(api)?;
-            !api.deleted && api.workspace_id == req.workspace_id
+            !api.deleted && api.workspace_id == req.workspace_id.as_bytes()
         }
         None => false,
     };
     if !api_visible {
-        out.push_str(NOT_FOUND);
+        json::raw(out, NOT_FOUND);
         return Ok(());
     }
     let mut roles: Vec<RoleRecord<'_>> = Vec::new();
     for id in &key.role_ids {
-        if let Some(bytes) = v.get(Table::ROLES, id.as_bytes())? {
+        if let Some(bytes) = v.get(Table::ROLES, id)? {
             roles.push(records::role(bytes)?);
         }
     }
     let identity = match key.identity_id {
-        Some(id) => v.get(Table::IDENTITIES, id.as_bytes())?.map(records::identity).transpose()?,
+        Some(id) => v.get(Table::IDENTITIES, id)?.map(records::identity).transpose()?,
         None => None,
     };
-    let credits_key = credits::record_key_parts(key.id.as_bytes());
+    let credits_key = credits::record_key_parts(key.id);
     let credits = v.get(credits::TABLE, KeyBuf::new().of(&credits_key))?.and_then(Credits::decode).map(|c| c.refilled(req.now_ms).0);
     let reply = Reply { key: &key, roles: &roles, identity: identity.as_ref() };
 
@@ -184,7 +184,7 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scra
     }
     if let Some(query) = req.query {
         let q = permissions::parse_cached(query).map_err(|e| VerifyError::Query(e.message))?;
-        let held: Vec<&str> = key.permissions.iter().copied().chain(roles.iter().flat_map(|r| r.permissions.iter().copied())).collect();
+        let held: Vec<&[u8]> = key.permissions.iter().copied().chain(roles.iter().flat_map(|r| r.permissions.iter().copied())).collect();
         if !permissions::evaluate(&q, &held) {
             reply.json(out, "INSUFFICIENT_PERMISSIONS", credits.map(|c| c.remaining), None);
             return Ok(());
@@ -194,7 +194,7 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scra
     let ad_hoc: Vec<RatelimitDef<'_>> = req
         .named
         .iter()
-        .filter_map(|n| n.ad_hoc.map(|(limit, duration_ms)| RatelimitDef { id: "", name: n.name, limit, duration_ms, auto_apply: false }))
+        .filter_map(|n| n.ad_hoc.map(|(limit, duration_ms)| RatelimitDef { id: b"", name: n.name.as_bytes(), limit, duration_ms, auto_apply: false }))
         .collect();
     let checks = rate_limit_checks(v, req, &key, identity.as_ref(), &ad_hoc)?;
     if checks.iter().any(|c| !c.decision.success) {
@@ -230,7 +230,7 @@ fn rate_limit_checks<'a>(
 ) -> Result<Vec<Check<'a>>, VerifyError> {
     // Ad-hoc limits (the last one of a name wins) shadow stored limits of the same name, and
     // key limits shadow identity limits of the same name.
-    let mut defs: Vec<(&'a RatelimitDef<'a>, &'static str, &'a str)> = Vec::new();
+    let mut defs: Vec<(&'a RatelimitDef<'a>, &'static str, &'a [u8])> = Vec::new();
     for (n, d) in ad_hoc.iter().enumerate() {
         if !ad_hoc[n + 1..].iter().any(|later| later.name == d.name) {
             defs.push((d, "k", key.id));
@@ -249,7 +249,7 @@ fn rate_limit_checks<'a>(
         }
     }
     for n in &req.named {
-        if !defs.iter().any(|(d, _, _)| d.name == n.name) {
+        if !defs.iter().any(|(d, _, _)| d.name == n.name.as_bytes()) {
             return Err(VerifyError::UnknownLimit(n.name.to_owned()));
         }
     }
@@ -257,7 +257,7 @@ fn rate_limit_checks<'a>(
     let mut key_buf = KeyBuf::new();
     for (def, scope, owner) in defs {
         // A named limit's cost replaces the automatic cost of 1 (the last mention wins).
-        let cost = match req.named.iter().rev().find(|n| n.name == def.name) {
+        let cost = match req.named.iter().rev().find(|n| n.name.as_bytes() == def.name) {
             Some(n) => n.cost,
             None if def.auto_apply => 1,
             None => continue,
@@ -278,113 +278,98 @@ struct Reply<'r, 'a> {
 impl Reply<'_, '_> {
     /// The fields of unkey-v2.md §3.2 for a found key: `ratelimits` only once limits were
     /// evaluated (`admitted`: whether their cost was consumed).
-    fn json(&self, out: &mut String, code: &str, credits: Option<i64>, limits: Option<(&[Check<'_>], bool)>) {
+    fn json(&self, out: &mut Vec<u8>, code: &str, credits: Option<i64>, limits: Option<(&[Check<'_>], bool)>) {
         let k = self.key;
-        out.push('{');
-        json::key(out, "valid");
-        out.push_str(if code == "VALID" { "true" } else { "false" });
-        json::key(out, "code");
-        json::string(out, code);
-        json::key(out, "keyId");
+        json::raw(out, if code == "VALID" { "{\"valid\":true,\"code\":\"" } else { "{\"valid\":false,\"code\":\"" });
+        json::raw(out, code);
+        json::raw(out, "\",\"keyId\":");
         json::string(out, k.id);
         if let Some(name) = k.name {
-            json::key(out, "name");
+            json::raw(out, ",\"name\":");
             json::string(out, name);
         }
         if let Some(meta) = k.meta_json {
-            json::key(out, "meta");
-            out.push_str(meta);
+            json::raw(out, ",\"meta\":");
+            out.extend_from_slice(meta);
         }
         if let Some(expires) = k.expires_at_ms {
-            json::key(out, "expires");
+            json::raw(out, ",\"expires\":");
             json::int(out, expires);
         }
         if let Some(c) = credits {
-            json::key(out, "credits");
+            json::raw(out, ",\"credits\":");
             json::int(out, c);
         }
-        json::key(out, "enabled");
-        out.push_str(if k.enabled { "true" } else { "false" });
-        let mut permissions: Vec<&str> = Vec::with_capacity(k.permissions.len());
-        for p in k.permissions.iter().chain(self.roles.iter().flat_map(|r| r.permissions.iter())) {
-            if !permissions.contains(p) {
-                permissions.push(p);
+        json::raw(out, ",\"enabled\":");
+        json::bool(out, k.enabled);
+        if !k.permissions.is_empty() || self.roles.iter().any(|r| !r.permissions.is_empty()) {
+            let mut permissions: Vec<&[u8]> = Vec::with_capacity(k.permissions.len());
+            for p in k.permissions.iter().chain(self.roles.iter().flat_map(|r| r.permissions.iter())) {
+                if !permissions.contains(p) {
+                    permissions.push(p);
+                }
             }
-        }
-        if !permissions.is_empty() {
-            json::key(out, "permissions");
+            json::raw(out, ",\"permissions\":");
             json::strings(out, permissions);
         }
         if !self.roles.is_empty() {
-            json::key(out, "roles");
+            json::raw(out, ",\"roles\":");
             json::strings(out, self.roles.iter().map(|r| r.name));
         }
         if let Some(i) = self.identity {
-            json::key(out, "identity");
-            out.push('{');
-            json::key(out, "id");
+            json::raw(out, ",\"identity\":{\"id\":");
             json::string(out, i.id);
-            json::key(out, "externalId");
+            json::raw(out, ",\"externalId\":");
             json::string(out, i.external_id);
             if let Some(meta) = i.meta_json {
-                json::key(out, "meta");
-                out.push_str(meta);
+                json::raw(out, ",\"meta\":");
+                out.extend_from_slice(meta);
             }
             if !i.ratelimits.is_empty() {
-                json::key(out, "ratelimits");
-                out.push('[');
+                json::raw(out, ",\"ratelimits\":[");
                 for (n, d) in i.ratelimits.iter().enumerate() {
-                    if n > 0 {
-                        out.push(',');
-                    }
-                    out.push('{');
-                    json::key(out, "id");
+                    json::raw(out, if n > 0 { ",{\"id\":" } else { "{\"id\":" });
                     json::string(out, d.id);
-                    json::key(out, "name");
+                    json::raw(out, ",\"name\":");
                     json::string(out, d.name);
-                    json::key(out, "limit");
+                    json::raw(out, ",\"limit\":");
                     json::int(out, d.limit);
-                    json::key(out, "duration");
+                    json::raw(out, ",\"duration\":");
                     json::int(out, d.duration_ms);
-                    json::key(out, "autoApply");
-                    out.push_str(if d.auto_apply { "true" } else { "false" });
-                    out.push('}');
+                    json::raw(out, ",\"autoApply\":");
+                    json::bool(out, d.auto_apply);
+                    out.push(b'}');
                 }
-                out.push(']');
+                out.push(b']');
             }
-            out.push('}');
+            out.push(b'}');
         }
         if let Some((checks, admitted)) = limits.filter(|(c, _)| !c.is_empty()) {
-            json::key(out, "ratelimits");
-            out.push('[');
+            json::raw(out, ",\"ratelimits\":[");
             for (n, c) in checks.iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                }
                 // Nothing is consumed when the verification is refused: a limit that would
                 // have admitted this call reports the capacity it still has.
                 let remaining = if c.decision.success && !admitted { (c.decision.remaining + c.cost).min(c.def.limit) } else { c.decision.remaining };
-                out.push('{');
-                json::key(out, "id");
+                json::raw(out, if n > 0 { ",{\"id\":" } else { "{\"id\":" });
                 json::string(out, c.def.id);
-                json::key(out, "name");
+                json::raw(out, ",\"name\":");
                 json::string(out, c.def.name);
-                json::key(out, "limit");
+                json::raw(out, ",\"limit\":");
                 json::int(out, c.def.limit);
-                json::key(out, "duration");
+                json::raw(out, ",\"duration\":");
                 json::int(out, c.def.duration_ms);
-                json::key(out, "remaining");
+                json::raw(out, ",\"remaining\":");
                 json::int(out, remaining);
-                json::key(out, "reset");
+                json::raw(out, ",\"reset\":");
                 json::int(out, c.decision.reset_ms);
-                json::key(out, "exceeded");
-                out.push_str(if c.decision.success { "false" } else { "true" });
-                json::key(out, "autoApply");
-                out.push_str(if c.def.auto_apply { "true" } else { "false" });
-                out.push('}');
+                json::raw(out, ",\"exceeded\":");
+                json::bool(out, !c.decision.success);
+                json::raw(out, ",\"autoApply\":");
+                json::bool(out, c.def.auto_apply);
+                out.push(b'}');
             }
-            out.push(']');
+            out.push(b']');
         }
-        out.push('}');
+        out.push(b'}');
     }
 }
