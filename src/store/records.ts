@@ -47,7 +47,7 @@ export interface RatelimitDef {
  * record in one lookup; the keys table maps keyId → that hash (src/store/keys.ts). THE key
  * layout: written by management code (msgpack map), read field by field by the native
  * verification engine (native/src/records.rs), so the field names below are a contract;
- * test/engine/records.test.ts is the golden test of both sides. (Stores written before
+ * test/engine/verify.test.ts drives both sides together. (Stores written before
  * this layout are upgraded at open: native/src/migrate.rs.)
  *  - the credit balance and refill settings live beside the key's rate-limit windows
  *    (ratelimit_windows at `k/<keyId>`), in the engine's fixed binary layout (no credits
