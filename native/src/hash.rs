@@ -13,6 +13,15 @@ pub fn sha256(data: &[u8]) -> [u8; 32] {
     Sha256::digest(data).into()
 }
 
+/// SHA-256 of the concatenation of `parts` (without building it).
+pub fn sha256_parts(parts: &[&[u8]]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for part in parts {
+        h.update(part);
+    }
+    h.finalize().into()
+}
+
 /// SHA-256 of `data` as standard padded base64 (always 44 ASCII bytes), without allocating.
 pub fn sha256_base64(data: &[u8]) -> [u8; SHA256_BASE64_LEN] {
     let mut out = [0u8; SHA256_BASE64_LEN];

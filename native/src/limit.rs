@@ -4,9 +4,14 @@
 //! when every request is admitted are the windows written; otherwise nothing is consumed
 //! and admitted items report the capacity they still have.
 //!
-//! Keys: window `n/<namespaceId>/<durationMs>/<sid>` in ratelimit_windows (one counter per
-//! duration, so limits of different windows on one identifier do not reset each other);
-//! overrides in records.rs.
+//! Keys: a window is stored in ratelimit_windows under 16 bytes (`window_key`): the tag
+//! 0x01, then the first 15 bytes of SHA-256(namespaceId ‖ 0 ‖ durationMs in decimal ‖ 0 ‖
+//! sid). One counter per duration, so limits of different windows on one identifier do not
+//! reset each other. A short fixed key keeps the table dense whatever the identifiers look
+//! like: fewer pages to split, grow and write back for identifiers that keep arriving (the
+//! window record itself is window.rs's 32 bytes). Stores written before kept windows at
+//! `n/<namespaceId>/<durationMs>/<sid>` (migrate.rs moves them, which is why the digest is
+//! over `sid`, not the identifier). Overrides are in records.rs.
 //! `sid` = the identifier, or `#` + base64(SHA-256(identifier)) when it is longer than 440
 //! bytes (LMDB keys are at most 511 bytes); src/store/ratelimits.ts derives it the same way.
 
@@ -47,6 +52,18 @@ impl From<DecodeError> for LimitError {
     fn from(e: DecodeError) -> Self {
         LimitError::Corrupt(e.0)
     }
+}
+
+/// Tag byte of the limiter's window keys (the table's other keys start with `k/` and `i/`).
+pub const WINDOW_TAG: u8 = 0x01;
+
+/// The store key of the window of (`namespace_id`, `duration_ms`, `sid`); see the module.
+pub fn window_key(namespace_id: &[u8], duration_ms: &[u8], sid: &[u8]) -> [u8; 16] {
+    let digest = hash::sha256_parts(&[namespace_id, &[0], duration_ms, &[0], sid]);
+    let mut key = [0u8; 16];
+    key[0] = WINDOW_TAG;
+    key[1..].copy_from_slice(&digest[..15]);
+    key
 }
 
 pub fn storage_id(identifier: &str) -> Cow<'_, str> {
@@ -154,16 +171,13 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, sc
     // index of their put.
     let mut changed: Vec<(usize, Window)> = Vec::new();
     let mut outcomes = Vec::with_capacity(reqs.len());
-    let mut key = KeyBuf::new();
     let mut digits = Vec::with_capacity(20);
     for r in reqs {
         let o = find_override(v, r.namespace_id, r.identifier)?;
         let (limit, duration_ms) = o.as_ref().map_or((r.limit, r.duration_ms), |o| (o.limit, o.duration_ms));
         digits.clear();
         json::int(&mut digits, duration_ms);
-        let sid = storage_id(r.identifier);
-        let window_key = [b"n/", r.namespace_id.as_bytes(), b"/", &digits, b"/", sid.as_bytes()];
-        let key = key.of(&window_key);
+        let key = &window_key(r.namespace_id.as_bytes(), &digits, storage_id(r.identifier).as_bytes())[..];
         let earlier = changed.iter().position(|(put, _)| scratch.puts.key(*put) == key);
         let stored = match earlier {
             Some(i) => Some(changed[i].1),
@@ -178,7 +192,7 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, sc
                 }
                 None => {
                     changed.push((scratch.puts.len(), d.next));
-                    scratch.puts.push(Table::RATELIMIT_WINDOWS, &window_key, d.next.encode());
+                    scratch.puts.push(Table::RATELIMIT_WINDOWS, &[key], d.next.encode());
                 }
             }
         }

@@ -8,20 +8,50 @@
 //! - Key records: formerly `keys` (keyId → record) with `key_hashes` (SHA-256 → keyId); now
 //!   `key_records` (SHA-256 → record), which a verification reads in one lookup, with
 //!   `keys` (keyId → SHA-256) for management (src/store/keys.ts).
+//! - Limiter windows: formerly at `n/<namespaceId>/<durationMs>/<sid>`; now under a 16-byte
+//!   digest of the same parts (limit.rs window_key).
 
 use crate::credits;
+use crate::limit;
 use crate::store::{self, StoreError, Table};
 
 /// Runs every upgrade; returns how many records moved.
 pub fn run() -> Result<usize, StoreError> {
-    Ok(credits_beside_windows()? + key_records_by_hash()?)
+    Ok(credits_beside_windows()? + key_records_by_hash()? + limiter_windows_by_digest()?)
+}
+
+fn limiter_windows_by_digest() -> Result<usize, StoreError> {
+    let legacy = all_in(Table::RATELIMIT_WINDOWS, b"n/", b"n0")?;
+    if legacy.is_empty() {
+        return Ok(0);
+    }
+    store::transaction(|| {
+        for (old, value) in &legacy {
+            // n/<namespaceId>/<durationMs>/<sid>: ids and durations have no '/', sids may.
+            let mut parts = old[2..].splitn(3, |&b| b == b'/');
+            if let (Some(ns), Some(duration), Some(sid)) = (parts.next(), parts.next(), parts.next()) {
+                let place = limit::window_key(ns, duration, sid);
+                // A window written at the new place since (by a newer process) wins.
+                if store::get(Table::RATELIMIT_WINDOWS, &place, |v| v.is_none())? {
+                    store::put(Table::RATELIMIT_WINDOWS, &place, value)?;
+                }
+            }
+            store::del(Table::RATELIMIT_WINDOWS, old)?;
+        }
+        Ok(legacy.len())
+    })
 }
 
 /// Every (key, value) of a table.
 fn all(table: Table) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    all_in(table, &[], &[])
+}
+
+/// Every (key, value) of a table with `start <= key < end` (empty end: to the last).
+fn all_in(table: Table, start: &[u8], end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
     store::view(|v| {
         let mut out = Vec::new();
-        v.range(table, &[], None, usize::MAX, |k, value| {
+        v.range(table, start, (!end.is_empty()).then_some(end), usize::MAX, |k, value| {
             out.push((k.to_vec(), value.to_vec()));
             Ok::<_, StoreError>(())
         })?;

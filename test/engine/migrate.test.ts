@@ -1,6 +1,7 @@
 // Store layout upgrades at open (native/src/migrate.rs): a store written by an older keyward
 // is rewritten to the current layout the first time it is opened, and everything in it keeps
 // working. The older layouts are rebuilt here by hand from records the current code writes.
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import { whoami } from '../../src/procedures/keys/whoami.js';
 import { keyHashBytes } from '../../src/store/keys.js';
 
 interface Raw {
+  limit(namespaceId: string, identifier: string, limit: number, durationMs: number, cost: number, nowMs: number): string;
   creditsGet(keyId: string, nowMs: number): [number, number, number, number] | undefined;
   verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number): string;
 }
@@ -85,5 +87,32 @@ describe('opening a store of an older layout', () => {
     // A second open finds nothing to move.
     reopen();
     expect(JSON.parse(raw.verifyKey(WS, '*', made[1]!.key, -1, null, '', T0).slice(1))).toMatchObject({ code: 'VALID', credits: 8 });
+  });
+
+  it('moves limiter windows from n/<namespaceId>/<durationMs>/<sid> to their digest keys, and they keep counting', () => {
+    dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
+    native.open(dir, false, 0, 0);
+    const ns = 'rlns_migrate';
+    const long = 'x'.repeat(500); // stored by its sid '#' + base64(SHA-256)
+    // Window records (window.rs: duration, seq, current, previous as i64 LE): 3 admitted in T0's bucket.
+    const window = (current: number): Buffer => {
+      const b = Buffer.alloc(32);
+      b.writeBigInt64LE(60_000n, 0);
+      b.writeBigInt64LE(BigInt(Math.floor(T0 / 60_000)), 8);
+      b.writeBigInt64LE(BigInt(current), 16);
+      return b;
+    };
+    native.transaction(() => {
+      native.put('ratelimit_windows', `n/${ns}/60000/user_a`, window(3));
+      native.put('ratelimit_windows', `n/${ns}/60000/#${createHash('sha256').update(long).digest('base64')}`, window(5));
+      native.put('ratelimit_windows', `n/${ns}/60000/a/b/c`, window(1)); // identifiers may contain '/'
+    });
+    reopen();
+    expect(native.range('ratelimit_windows', 'n/', 'n0', 10)).toEqual([]);
+    const remaining = (id: string) => (JSON.parse(raw.limit(ns, id, 10, 60_000, 0, T0).slice(1)) as { remaining: number }).remaining;
+    expect(remaining('user_a')).toBe(7);
+    expect(remaining(long)).toBe(5);
+    expect(remaining('a/b/c')).toBe(9);
+    expect(remaining('user_b')).toBe(10);
   });
 });
