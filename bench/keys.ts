@@ -1,8 +1,7 @@
 // Management throughput and store size: wrk against keys.createKey and keys.getKey, and the
 // bytes on disk per key for N keys (default 1,000,000) created with the real createKey code.
 //   npm run bench:keys [-- --keys 1000000 --duration 10 --connections 64]
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/engine/native.js';
 import { createWorkspace } from '../src/store/rootKeys.js';
@@ -10,7 +9,8 @@ import { insertApi } from '../src/store/apis.js';
 import { benchCtx } from './lib/seed.js';
 import { createKey } from '../src/procedures/keys/createKey.js';
 import { loadLinesLua, runWrk } from './lib/wrk.js';
-import { startKeyward } from './lib/procs.js';
+import { benchTempDir, startKeyward } from './lib/procs.js';
+import { DEFAULT_MAP_BYTES } from '../src/config.js';
 import { arg, HEADER, row } from './lib/report.js';
 
 const sizeKeys = arg('keys', 1_000_000);
@@ -29,7 +29,7 @@ try {
   create = runWrk({ url: `${base}/v2/keys.createKey`, body: createBody, headers, connections, threads: 1, durationS });
   const ids: string[] = [];
   for (let i = 0; i < 1000; i++) ids.push((await post('keys.createKey', { apiId })).data.keyId as string);
-  const idFile = join(mkdtempSync(join(tmpdir(), 'keyward-bench-ids-')), 'ids.txt');
+  const idFile = join(benchTempDir('keyward-bench-ids-'), 'ids.txt');
   writeFileSync(idFile, ids.join('\n') + '\n');
   get = runWrk({ url: `${base}/v2/keys.getKey`, body: '', initLua: loadLinesLua(idFile), bodyLua: `'{"keyId":"' .. items[math.random(#items)] .. '"}'`, headers, connections, threads: 1, durationS });
 } finally {
@@ -37,8 +37,8 @@ try {
 }
 
 // 2. Bytes per key: a fresh store, sizeKeys keys of the same shape as above.
-const dir = mkdtempSync(join(tmpdir(), 'keyward-bench-size-'));
-native.open(dir, false, 0, 0);
+const dir = benchTempDir('keyward-bench-size-');
+native.open(dir, false, 0, DEFAULT_MAP_BYTES);
 const ws = createWorkspace(Date.now());
 const api = insertApi(ws.id, 'size', Date.now());
 const ctx = benchCtx(api.id);

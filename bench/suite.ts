@@ -5,8 +5,7 @@
 // report.md, raw.json and SVG plots. Fails (exit 1) when a system cannot be started.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpus, totalmem, release } from 'node:os';
-import { mkdirSync, mkdtempSync, rmSync, readdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -16,7 +15,7 @@ import { native } from '../src/engine/native.js';
 import { runWrkAsync, type WrkResult } from './lib/wrk.js';
 import { runOpenLoop, rawPost, type LatencySummary } from './lib/openLoop.js';
 import { ProcSampler, cpuTicks, type ProcUsage } from './lib/procStats.js';
-import { killAll, startCeiling, startKeyward, startRedis, startRedisPeer, type Proc } from './lib/procs.js';
+import { benchTempDir, killAll, startCeiling, startKeyward, startRedis, startRedisPeer, type Proc } from './lib/procs.js';
 import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
 import { keyHashKey } from './peers/redisKeys.js';
 import { barChart, lineChart, type Line } from './lib/svg.js';
@@ -263,11 +262,10 @@ async function runSystem(t: Target): Promise<void> {
 }
 
 // ---------------------------------------------------------------- setup and run
-const work = mkdtempSync(join(tmpdir(), 'keyward-suite-'));
+const work = benchTempDir('keyward-suite-');
 const keyFiles = { limited: join(work, 'limited.txt'), plain: join(work, 'plain.txt') };
 const replySizes: Record<string, number> = {};
 const errors: string[] = [];
-const tempDirs: string[] = [work];
 
 async function post(port: number, path: string, body: string): Promise<string> {
   return (await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: auth.value }, body })).text();
@@ -300,7 +298,6 @@ async function main(): Promise<void> {
   auth.value = `Bearer ${kw.rootKey}`;
   const rootKey = kw.rootKey;
   const dataDir = kw.dataDir;
-  tempDirs.push(dataDir);
   await withProc(kw, async () => {
     const created = JSON.parse(await post(kw.port, '/v2/apis.createApi', JSON.stringify({ name: 'bench' }))) as { data?: { apiId: string } };
     if (created.data === undefined) throw new Error('keyward: apis.createApi failed');
@@ -628,5 +625,4 @@ try {
   process.exitCode = 1;
 }
 killAll();
-for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
-process.exit(process.exitCode ?? 0);
+process.exit(process.exitCode ?? 0); // temporary directories go with the exit (lib/procs.ts)

@@ -2,12 +2,11 @@
 // autoApply limit each, picked at random per request), next to the bare uWS echo server
 // answering the same requests, in one run.
 //   npm run bench:verify [-- --keys 100000 --duration 10 --connections 64 --threads 1]
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/engine/native.js';
 import { loadLinesLua, runWrk } from './lib/wrk.js';
-import { startEcho, startKeyward } from './lib/procs.js';
+import { benchTempDir, startEcho, startKeyward } from './lib/procs.js';
 import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
 import { arg, HEADER, row } from './lib/report.js';
 
@@ -26,7 +25,7 @@ process.stderr.write(`seeding ${keys.toLocaleString('en-US')} keys…\n`);
 openStore(keyward.dataDir);
 const keyStrings = seedKeys(apiId, keys, LIMITED_KEY, (n) => process.stderr.write(`  ${n.toLocaleString('en-US')}\r`));
 native.close();
-const keyFile = join(mkdtempSync(join(tmpdir(), 'keyward-bench-keys-')), 'keys.txt');
+const keyFile = join(benchTempDir('keyward-bench-keys-'), 'keys.txt');
 writeFileSync(keyFile, keyStrings.join('\n') + '\n');
 
 const sample = await (await fetch(`${base}/v2/keys.verifyKey`, { method: 'POST', headers, body: JSON.stringify({ key: keyStrings[0] }) })).text();

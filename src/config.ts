@@ -2,6 +2,9 @@
 // Every knob is documented in README §Configuration; parse errors stop start-up with a
 // message naming the variable.
 
+/** KEYWARD_MAP_BYTES when unset: the initial LMDB map size (it grows as needed). */
+export const DEFAULT_MAP_BYTES = 256 * 1024 * 1024;
+
 export type Durability = 'process' | 'disk';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 
@@ -99,7 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     threads: int(env, 'KEYWARD_THREADS', 1, 1, 64),
     vaultKey,
     logLevel: oneOf(env, 'KEYWARD_LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
-    initialMapBytes: int(env, 'KEYWARD_MAP_BYTES', 256 * 1024 * 1024, 64 * 1024, 2 ** 46),
+    initialMapBytes: int(env, 'KEYWARD_MAP_BYTES', DEFAULT_MAP_BYTES, 64 * 1024, 2 ** 46),
     writeMap: oneOf(env, 'KEYWARD_WRITE_MAP', ['on', 'off'] as const, 'on') === 'on',
     publicUrl: (env.KEYWARD_PUBLIC_URL?.trim() || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
   });

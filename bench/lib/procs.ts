@@ -1,6 +1,6 @@
 // Starting and stopping the processes a bench measures (keyward, the uWS ceiling).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +39,20 @@ function waitFor(child: ChildProcess, pattern: RegExp, what: string): Promise<nu
   });
 }
 
+/**
+ * A temporary directory removed when the bench exits, however it exits (a store's data
+ * file reserves its whole map on disk, so leftovers add up quickly).
+ */
+const tempDirs: string[] = [];
+export function benchTempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+function removeTempDirs(): void {
+  for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
 // Every child a bench starts is killed when the bench exits, however it exits.
 const children = new Set<ChildProcess>();
 function track(child: ChildProcess): ChildProcess {
@@ -49,7 +63,10 @@ function track(child: ChildProcess): ChildProcess {
 export function killAll(): void {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 }
-process.once('exit', killAll);
+process.once('exit', () => {
+  killAll();
+  removeTempDirs();
+});
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => {
     killAll();
@@ -70,7 +87,7 @@ function stopper(child: ChildProcess): () => Promise<void> {
 }
 
 export async function startKeyward(env: Record<string, string> = {}): Promise<Proc & { rootKey: string; dataDir: string }> {
-  const dataDir = env.KEYWARD_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'keyward-bench-'));
+  const dataDir = env.KEYWARD_DATA_DIR ?? benchTempDir('keyward-bench-');
   const rootKey = env.KEYWARD_ROOT_KEY ?? `kwroot_bench_${randomBytes(12).toString('hex')}`;
   const child = track(spawn(process.execPath, [MAIN_JS], {
     env: { ...process.env, KEYWARD_PORT: '0', KEYWARD_LOG_LEVEL: 'warn', ...env, KEYWARD_DATA_DIR: dataDir, KEYWARD_ROOT_KEY: rootKey },
@@ -107,7 +124,7 @@ export function freePort(): Promise<number> {
 /** Debian's redis-server on a free loopback port, not durable (no RDB snapshots, no AOF). */
 export async function startRedis(): Promise<Proc> {
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'keyward-bench-redis-'));
+  const dir = benchTempDir('keyward-bench-redis-');
   const child = track(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning'], { stdio: ['ignore', 'pipe', 'pipe'] }));
   await new Promise<void>((resolve, reject) => {
     child.once('error', (err) => reject(new Error(`redis-server could not be started (${err.message}): install it with apt-get install redis-server (npm run bench installs it when run as root)`)));

@@ -2,14 +2,16 @@
 // (the bench process opens the same LMDB environment as the server it measures: LMDB is
 // multi-process safe). Key strings are kept only in the bench's memory / temp files.
 import { native } from '../../src/engine/native.js';
+import { DEFAULT_MAP_BYTES } from '../../src/config.js';
 import { Principal } from '../../src/auth/permissions.js';
 import { createKey, type CreateKeyInput } from '../../src/procedures/keys/createKey.js';
 import { getRecord } from '../../src/store/db.js';
 import type { ApiRecord } from '../../src/store/records.js';
 import type { Ctx } from '../../src/procedures/context.js';
 
+/** Opens a store (a server's, while it runs: LMDB is multi-process safe) with the server's default map size. */
 export function openStore(dataDir: string): void {
-  native.open(dataDir, false, 0, 0);
+  native.open(dataDir, false, 0, DEFAULT_MAP_BYTES);
 }
 
 export function benchCtx(apiId: string): Ctx {

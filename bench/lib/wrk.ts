@@ -2,9 +2,9 @@
 // its summary. wrk is used for peak throughput: a C load generator saturates later than a
 // Node one on this 2-core machine.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { benchTempDir } from './procs.js';
 
 export interface WrkResult {
   requestsPerSec: number;
@@ -49,7 +49,7 @@ export function runWrk(run: WrkRun): WrkResult {
 }
 
 function wrkArgs(run: WrkRun): string[] {
-  const dir = mkdtempSync(join(tmpdir(), 'keyward-wrk-'));
+  const dir = benchTempDir('keyward-wrk-');
   const script = join(dir, 'request.lua');
   const headerLines = Object.entries(run.headers).map(([k, v]) => `wrk.headers[${luaString(k)}] = ${luaString(v)}`).join('\n');
   const perRequest = run.requestLua !== undefined
