@@ -1,16 +1,14 @@
-// First scenario: wrk against apis.getApi on keyward and against the bare uWS echo server
-// (same request, reply of the same size), in one run; prints both req/s and their ratio.
-//   npm run bench:getapi [-- --duration 10 --connections 64]
-import { runWrk, type WrkResult } from './lib/wrk.js';
+// wrk against apis.getApi on keyward and against the bare uWS echo server (same request,
+// reply of the same size), alternating for several rounds in one run; prints each round,
+// the medians and the per-round ratios.
+//   npm run bench:getapi [-- --duration 10 --connections 64 --rounds 3]
+import { runWrk } from './lib/wrk.js';
 import { startEcho, startKeyward } from './lib/procs.js';
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
+import { alternate, arg } from './lib/report.js';
 
 const durationS = arg('duration', 10);
 const connections = arg('connections', 64);
+const rounds = arg('rounds', 3);
 
 const keyward = await startKeyward();
 const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${keyward.rootKey}` };
@@ -20,32 +18,21 @@ const apiId = ((await created.json()) as { data: { apiId: string } }).data.apiId
 const body = JSON.stringify({ apiId });
 const sample = await (await fetch(`${base}/v2/apis.getApi`, { method: 'POST', headers, body })).text();
 
-let kw: WrkResult;
-let echo: WrkResult;
+const echoServer = await startEcho(Buffer.byteLength(sample));
+let report;
 try {
-  kw = runWrk({ url: `${base}/v2/apis.getApi`, body, headers, connections, threads: 1, durationS });
+  report = alternate(rounds, [
+    {
+      measured: { name: 'keyward apis.getApi', run: () => runWrk({ url: `${base}/v2/apis.getApi`, body, headers, connections, threads: 1, durationS }) },
+      ceiling: { name: 'bare uWS echo', run: () => runWrk({ url: `http://127.0.0.1:${echoServer.port}/v2/apis.getApi`, body, headers, connections, threads: 1, durationS }) },
+    },
+  ]);
 } finally {
   await keyward.stop();
-}
-const echoServer = await startEcho(Buffer.byteLength(sample));
-try {
-  echo = runWrk({ url: `http://127.0.0.1:${echoServer.port}/v2/apis.getApi`, body, headers, connections, threads: 1, durationS });
-} finally {
   await echoServer.stop();
 }
-
-const row = (name: string, r: WrkResult) => `| ${name} | ${r.requestsPerSec.toFixed(0)} | ${r.latencyP50Ms.toFixed(3)} | ${r.latencyP99Ms.toFixed(3)} | ${r.non2xx + r.errors} |`;
-process.stdout.write(
-  [
-    `wrk -t1 -c${connections} -d${durationS}s, POST ${Buffer.byteLength(body)}-byte body, ${Buffer.byteLength(sample)}-byte reply`,
-    '| server | req/s | p50 ms | p99 ms | non-2xx + socket errors |',
-    '|---|---|---|---|---|',
-    row('keyward apis.getApi', kw),
-    row('bare uWS echo', echo),
-    `ratio keyward / uWS: ${(kw.requestsPerSec / echo.requestsPerSec).toFixed(3)}`,
-  ].join('\n') + '\n',
-);
-if (kw.non2xx > 0) {
-  process.stderr.write(`keyward answered ${kw.non2xx} non-2xx responses: the measurement is not of successful getApi calls\n`);
+process.stdout.write([`wrk -t1 -c${connections} -d${durationS}s, POST ${Buffer.byteLength(body)}-byte body, ${Buffer.byteLength(sample)}-byte reply, alternating, ${rounds} rounds`, ...report.lines].join('\n') + '\n');
+if (report.bad > 0) {
+  process.stderr.write('non-2xx responses or socket errors: the measurement is not of successful getApi calls\n');
   process.exit(1);
 }

@@ -1,15 +1,17 @@
 // ratelimits.limit over HTTP: wrk with identifiers drawn from 1,000,000, and with one hot
-// identifier, next to the bare uWS echo server in the same run; plus the store bytes per
-// live identifier (window records).
-//   npm run bench:limit [-- --identifiers 1000000 --duration 10 --connections 64]
+// identifier, next to the bare uWS echo server, alternating for several rounds in one run;
+// plus the store bytes per live identifier (window records).
+//   npm run bench:limit [-- --identifiers 1000000 --duration 10 --connections 64 --rounds 3]
 import { native } from '../src/engine/native.js';
 import { runWrk } from './lib/wrk.js';
 import { startEcho, startKeyward } from './lib/procs.js';
-import { arg, HEADER, row } from './lib/report.js';
+import { alternate, arg } from './lib/report.js';
+import { openStore } from './lib/seed.js';
 
 const identifiers = arg('identifiers', 1_000_000);
 const durationS = arg('duration', 10);
 const connections = arg('connections', 64);
+const rounds = arg('rounds', 3);
 
 const keyward = await startKeyward();
 const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${keyward.rootKey}` };
@@ -19,34 +21,33 @@ const hotBody = JSON.stringify({ namespace: 'bench', identifier: 'hot', limit: 1
 const sample = await (await fetch(`${base}/v2/ratelimits.limit`, { method: 'POST', headers, body: hotBody })).text();
 if (!sample.includes('"success":true')) throw new Error(`limit failed: ${sample}`);
 
-native.open(keyward.dataDir, false, 0, 0);
+const echo = await startEcho(Buffer.byteLength(sample));
+openStore(keyward.dataDir);
 const before = native.stats();
-let many, hot;
+let report;
 try {
-  many = runWrk({ url: `${base}/v2/ratelimits.limit`, body: '', bodyLua: manyBody, initLua: 'math.randomseed(os.time())\n', headers, connections, threads: 1, durationS });
-  hot = runWrk({ url: `${base}/v2/ratelimits.limit`, body: hotBody, headers, connections, threads: 1, durationS });
+  // Each keyward scenario is compared with the echo server under the same requests, built the
+  // same way by wrk (a Lua body per request costs wrk more than a fixed body).
+  const many = (url: string) => () => runWrk({ url, body: '', bodyLua: manyBody, initLua: 'math.randomseed(os.time())\n', headers, connections, threads: 1, durationS });
+  const hot = (url: string) => () => runWrk({ url, body: hotBody, headers, connections, threads: 1, durationS });
+  const echoUrl = `http://127.0.0.1:${echo.port}/v2/ratelimits.limit`;
+  const echoName = `bare uWS echo (${Buffer.byteLength(sample)}-byte reply)`;
+  report = alternate(rounds, [
+    { measured: { name: `keyward, identifiers from ${identifiers.toLocaleString('en-US')}`, run: many(`${base}/v2/ratelimits.limit`) }, ceiling: { name: `${echoName}, the same requests`, run: many(echoUrl) } },
+    { measured: { name: 'keyward, one hot identifier', run: hot(`${base}/v2/ratelimits.limit`) }, ceiling: { name: `${echoName}, the hot request`, run: hot(echoUrl) } },
+  ]);
 } finally {
   await keyward.stop();
+  await echo.stop();
 }
 const after = native.stats();
 native.close();
 const windows = after.entries - before.entries;
-const echo = await startEcho(Buffer.byteLength(sample));
-let ceiling;
-try {
-  ceiling = runWrk({ url: `http://127.0.0.1:${echo.port}/v2/ratelimits.limit`, body: hotBody, headers, connections, threads: 1, durationS });
-} finally {
-  await echo.stop();
-}
 process.stdout.write(
   [
-    `ratelimits.limit; wrk -t1 -c${connections} -d${durationS}s; keyward threads=1, durability=process`,
-    HEADER,
-    row(`keyward, identifiers from ${identifiers.toLocaleString('en-US')}`, many),
-    row('keyward, one hot identifier', hot),
-    row(`bare uWS echo (${Buffer.byteLength(sample)}-byte reply)`, ceiling),
-    `ratio keyward / uWS: ${(many.requestsPerSec / ceiling.requestsPerSec).toFixed(3)} (many identifiers), ${(hot.requestsPerSec / ceiling.requestsPerSec).toFixed(3)} (hot identifier)`,
+    `ratelimits.limit; wrk -t1 -c${connections} -d${durationS}s, keyward and the echo server alternating, ${rounds} rounds; keyward threads=1, durability=process`,
+    ...report.lines,
     `live identifiers stored: ${windows.toLocaleString('en-US')}; store grew ${(after.usedBytes - before.usedBytes).toLocaleString('en-US')} bytes → ${windows > 0 ? Math.round((after.usedBytes - before.usedBytes) / windows) : 0} bytes per live identifier`,
   ].join('\n') + '\n',
 );
-if (many.non2xx + many.errors + hot.non2xx + hot.errors > 0) process.exitCode = 1;
+if (report.bad > 0) process.exitCode = 1;

@@ -1,19 +1,21 @@
 // keys.verifyKey over HTTP: wrk against keyward with N distinct keys (credits + one
 // autoApply limit each, picked at random per request), next to the bare uWS echo server
-// answering the same requests, in one run.
-//   npm run bench:verify [-- --keys 100000 --duration 10 --connections 64 --threads 1]
+// answering the same requests, alternating between the two for several rounds in one run
+// (this shared machine's speed drifts; the medians and the per-round ratios are reported).
+//   npm run bench:verify [-- --keys 100000 --duration 10 --connections 64 --threads 1 --rounds 3]
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/engine/native.js';
 import { loadLinesLua, runWrk } from './lib/wrk.js';
 import { benchTempDir, startEcho, startKeyward } from './lib/procs.js';
 import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
-import { arg, HEADER, row } from './lib/report.js';
+import { alternate, arg } from './lib/report.js';
 
 const keys = arg('keys', 100_000);
 const durationS = arg('duration', 10);
 const connections = arg('connections', 64);
 const serverThreads = arg('threads', 1);
+const rounds = arg('rounds', 3);
 
 const keyward = await startKeyward({ KEYWARD_THREADS: String(serverThreads) });
 const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${keyward.rootKey}` };
@@ -31,27 +33,19 @@ writeFileSync(keyFile, keyStrings.join('\n') + '\n');
 const sample = await (await fetch(`${base}/v2/keys.verifyKey`, { method: 'POST', headers, body: JSON.stringify({ key: keyStrings[0] }) })).text();
 if (!sample.includes('"valid":true')) throw new Error(`seeded key does not verify: ${sample}`);
 
-const run = (url: string) => runWrk({ url, body: '', initLua: loadLinesLua(keyFile), bodyLua: `'{"key":"' .. items[math.random(#items)] .. '"}'`, headers, connections, threads: 1, durationS });
-let kw;
+const run = (url: string) => () => runWrk({ url, body: '', initLua: loadLinesLua(keyFile), bodyLua: `'{"key":"' .. items[math.random(#items)] .. '"}'`, headers, connections, threads: 1, durationS });
+const echo = await startEcho(Buffer.byteLength(sample));
+let report;
 try {
-  kw = run(`${base}/v2/keys.verifyKey`);
+  report = alternate(rounds, [{ measured: { name: 'keyward keys.verifyKey', run: run(`${base}/v2/keys.verifyKey`) }, ceiling: { name: `bare uWS echo (${Buffer.byteLength(sample)}-byte reply)`, run: run(`http://127.0.0.1:${echo.port}/v2/keys.verifyKey`) } }]);
 } finally {
   await keyward.stop();
-}
-const echo = await startEcho(Buffer.byteLength(sample));
-let ceiling;
-try {
-  ceiling = run(`http://127.0.0.1:${echo.port}/v2/keys.verifyKey`);
-} finally {
   await echo.stop();
 }
 process.stdout.write(
   [
-    `keys.verifyKey: ${keys.toLocaleString('en-US')} keys with credits + 1 autoApply limit, random key per request; wrk -t1 -c${connections} -d${durationS}s; keyward threads=${serverThreads}, durability=process`,
-    HEADER,
-    row('keyward keys.verifyKey', kw),
-    row(`bare uWS echo (${Buffer.byteLength(sample)}-byte reply)`, ceiling),
-    `ratio keyward / uWS: ${(kw.requestsPerSec / ceiling.requestsPerSec).toFixed(3)}`,
+    `keys.verifyKey: ${keys.toLocaleString('en-US')} keys with credits + 1 autoApply limit, random key per request; wrk -t1 -c${connections} -d${durationS}s, keyward and the echo server alternating, ${rounds} rounds; keyward threads=${serverThreads}, durability=process`,
+    ...report.lines,
   ].join('\n') + '\n',
 );
-if (kw.non2xx + kw.errors > 0) process.exitCode = 1;
+if (report.bad > 0) process.exitCode = 1;

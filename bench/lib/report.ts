@@ -10,3 +10,54 @@ export function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+};
+
+export interface Measured {
+  name: string;
+  run: () => WrkResult;
+}
+
+/** A measurement and the ceiling it is compared with (the same requests, the same generator). */
+export interface Pair {
+  measured: Measured;
+  ceiling: Measured;
+}
+
+/**
+ * Runs every measurement (the ceilings included, each once per round) `rounds` times,
+ * alternating, so that the slow phases of a shared machine hit every system alike, and
+ * compares each measurement with its ceiling round by round. Returns the report lines: every
+ * round, then the medians and the median of the per-round ratios. `bad` counts non-2xx
+ * replies and socket errors.
+ */
+export function alternate(rounds: number, pairs: Pair[]): { lines: string[]; bad: number } {
+  const all: Measured[] = [];
+  for (const p of pairs) for (const m of [p.measured, p.ceiling]) if (!all.includes(m)) all.push(m);
+  const results = new Map<Measured, WrkResult[]>(all.map((m) => [m, []]));
+  let bad = 0;
+  for (let r = 0; r < rounds; r++) {
+    for (const m of all) {
+      process.stderr.write(`round ${r + 1}/${rounds}: ${m.name}…\n`);
+      const res = m.run();
+      bad += res.non2xx + res.errors;
+      results.get(m)?.push(res);
+    }
+  }
+  const of = (m: Measured): WrkResult[] => results.get(m) as WrkResult[];
+  const lines = [HEADER];
+  for (let r = 0; r < rounds; r++) for (const m of all) lines.push(row(`${m.name} (round ${r + 1})`, of(m)[r] as WrkResult));
+  for (const m of all) {
+    const med = (f: (x: WrkResult) => number) => median(of(m).map(f));
+    lines.push(row(`**${m.name}, median of ${rounds}**`, { requestsPerSec: med((x) => x.requestsPerSec), latencyP50Ms: med((x) => x.latencyP50Ms), latencyP90Ms: med((x) => x.latencyP90Ms), latencyP99Ms: med((x) => x.latencyP99Ms), requests: 0, non2xx: of(m).reduce((a, x) => a + x.non2xx, 0), errors: of(m).reduce((a, x) => a + x.errors, 0) }));
+  }
+  for (const { measured, ceiling } of pairs) {
+    const ratios = of(measured).map((x, i) => x.requestsPerSec / (of(ceiling)[i] as WrkResult).requestsPerSec);
+    lines.push(`ratio ${measured.name} / ${ceiling.name} per round: ${ratios.map((x) => x.toFixed(3)).join(', ')} → median ${median(ratios).toFixed(3)}`);
+  }
+  return { lines, bad };
+}
