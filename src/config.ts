@@ -90,12 +90,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (rootKey !== undefined && (rootKey.length < 16 || rootKey.length > 512 || /\s/.test(rootKey))) {
     throw new ConfigError('KEYWARD_ROOT_KEY must be 16 to 512 characters without white space');
   }
+  const durability = oneOf(env, 'KEYWARD_DURABILITY', ['process', 'disk'] as const, 'process');
   return Object.freeze({
     host,
     port,
     dataDir: env.KEYWARD_DATA_DIR?.trim() || './data',
     rootKey,
-    durability: oneOf(env, 'KEYWARD_DURABILITY', ['process', 'disk'] as const, 'process'),
+    durability,
     syncIntervalMs: int(env, 'KEYWARD_SYNC_INTERVAL_MS', 100, 0, 3_600_000),
     maxBodyBytes: int(env, 'KEYWARD_MAX_BODY_BYTES', 1024 * 1024, 64, 256 * 1024 * 1024),
     requestTimeoutMs: int(env, 'KEYWARD_REQUEST_TIMEOUT_MS', 30_000, 10, 3_600_000),
@@ -103,7 +104,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     vaultKey,
     logLevel: oneOf(env, 'KEYWARD_LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     initialMapBytes: int(env, 'KEYWARD_MAP_BYTES', DEFAULT_MAP_BYTES, 64 * 1024, 2 ** 46),
-    writeMap: oneOf(env, 'KEYWARD_WRITE_MAP', ['on', 'off'] as const, 'on') === 'on',
+    // The writable map is faster when commits are flushed every KEYWARD_SYNC_INTERVAL_MS, and
+    // about half as fast when every turn's commit is fsynced (disk mode): an fsync then
+    // write-protects each page the turn wrote (README, Durability and storage).
+    writeMap: oneOf(env, 'KEYWARD_WRITE_MAP', ['on', 'off'] as const, durability === 'process' ? 'on' : 'off') === 'on',
     publicUrl: (env.KEYWARD_PUBLIC_URL?.trim() || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
   });
 }
