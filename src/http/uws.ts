@@ -220,7 +220,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       p.routeIndex = dispatcher.lookup(url.slice(4));
       if (p.routeIndex < 0) return server.finish(p, dispatcher.error(new ApiError('procedure_not_found', `There is no procedure '${url.slice(4)}'. Procedures are POST /v2/{namespace}.{procedure}; see /openapi.json for the list.`)), hasBody(req));
       if (method !== 'post') return server.finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only POST, not ${method.toUpperCase()}.`, { headers: { Allow: 'POST' } })), hasBody(req));
-      if (!JSON_TYPE.test(req.getHeader('content-type'))) {
+      const contentType = req.getHeader('content-type');
+      if (contentType !== 'application/json' && !JSON_TYPE.test(contentType)) {
         return server.finish(p, dispatcher.error(new ApiError('unsupported_media_type', 'Send the body as JSON with `Content-Type: application/json`.')), true);
       }
       const declared = req.getHeader('content-length');

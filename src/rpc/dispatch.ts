@@ -48,8 +48,20 @@ export class Dispatcher {
     return this.compiled.map((c) => c.route.procedure);
   }
 
+  private lastName = '';
+  private lastIndex = -1;
+
   /** Route index for `namespace.procedure` (aliases included), or -1. */
   lookup(name: string): number {
+    // Clients call one procedure many times in a row: compare before hashing a new string.
+    if (name === this.lastName) return this.lastIndex;
+    const index = this.resolve(name);
+    this.lastName = name;
+    this.lastIndex = index;
+    return index;
+  }
+
+  private resolve(name: string): number {
     const direct = this.index.get(name);
     if (direct !== undefined) return direct;
     const dot = name.indexOf('.');
