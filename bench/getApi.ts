@@ -21,10 +21,10 @@ const sample = await (await fetch(`${base}/v2/apis.getApi`, { method: 'POST', he
 const echoServer = await startEcho(Buffer.byteLength(sample));
 let report;
 try {
-  report = alternate(rounds, [
+  report = alternate(rounds, durationS, [
     {
-      measured: { name: 'keyward apis.getApi', run: () => runWrk({ url: `${base}/v2/apis.getApi`, body, headers, connections, threads: 1, durationS }) },
-      ceiling: { name: 'bare uWS echo', run: () => runWrk({ url: `http://127.0.0.1:${echoServer.port}/v2/apis.getApi`, body, headers, connections, threads: 1, durationS }) },
+      measured: { name: 'keyward apis.getApi', run: (seconds) => runWrk({ url: `${base}/v2/apis.getApi`, body, headers, connections, threads: 1, durationS: seconds }) },
+      ceiling: { name: 'bare uWS echo', run: (seconds) => runWrk({ url: `http://127.0.0.1:${echoServer.port}/v2/apis.getApi`, body, headers, connections, threads: 1, durationS: seconds }) },
     },
   ]);
 } finally {

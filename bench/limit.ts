@@ -1,12 +1,15 @@
-// ratelimits.limit over HTTP: wrk with identifiers drawn from 1,000,000, and with one hot
-// identifier, next to the bare uWS echo server, alternating for several rounds in one run;
-// plus the store bytes per live identifier (window records).
+// ratelimits.limit over HTTP: wrk with identifiers drawn from 1,000,000 (all with a live
+// window before the measurement), and with one hot identifier, next to the bare uWS echo
+// server, alternating for several rounds in one run; plus the store bytes per live
+// identifier (window records).
 //   npm run bench:limit [-- --identifiers 1000000 --duration 10 --connections 64 --rounds 3]
 import { native } from '../src/engine/native.js';
 import { runWrk } from './lib/wrk.js';
 import { startEcho, startKeyward } from './lib/procs.js';
 import { alternate, arg } from './lib/report.js';
-import { openStore } from './lib/seed.js';
+import { openStore, prefillWindows } from './lib/seed.js';
+import { listWorkspaces } from '../src/store/rootKeys.js';
+import { findNamespace } from '../src/store/ratelimits.js';
 
 const identifiers = arg('identifiers', 1_000_000);
 const durationS = arg('duration', 10);
@@ -24,15 +27,21 @@ if (!sample.includes('"success":true')) throw new Error(`limit failed: ${sample}
 const echo = await startEcho(Buffer.byteLength(sample));
 openStore(keyward.dataDir);
 const before = native.stats();
+// Every identifier gets its window before the measurement (the steady state of that many
+// live callers); wrk then draws them at random (user_1 … user_<identifiers>).
+const namespace = listWorkspaces().map((w) => findNamespace(w.id, 'bench')).find((n) => n !== undefined);
+if (namespace === undefined) throw new Error('the sample request did not create the namespace');
+process.stderr.write(`giving ${identifiers.toLocaleString('en-US')} identifiers a live window…\n`);
+prefillWindows(namespace.id, identifiers, (i) => `user_${i + 1}`, 1_000_000, 3_600_000);
 let report;
 try {
   // Each keyward scenario is compared with the echo server under the same requests, built the
   // same way by wrk (a Lua body per request costs wrk more than a fixed body).
-  const many = (url: string) => () => runWrk({ url, body: '', bodyLua: manyBody, initLua: 'math.randomseed(os.time())\n', headers, connections, threads: 1, durationS });
-  const hot = (url: string) => () => runWrk({ url, body: hotBody, headers, connections, threads: 1, durationS });
+  const many = (url: string) => (seconds: number) => runWrk({ url, body: '', bodyLua: manyBody, initLua: 'math.randomseed(os.time())\n', headers, connections, threads: 1, durationS: seconds });
+  const hot = (url: string) => (seconds: number) => runWrk({ url, body: hotBody, headers, connections, threads: 1, durationS: seconds });
   const echoUrl = `http://127.0.0.1:${echo.port}/v2/ratelimits.limit`;
   const echoName = `bare uWS echo (${Buffer.byteLength(sample)}-byte reply)`;
-  report = alternate(rounds, [
+  report = alternate(rounds, durationS, [
     { measured: { name: `keyward, identifiers from ${identifiers.toLocaleString('en-US')}`, run: many(`${base}/v2/ratelimits.limit`) }, ceiling: { name: `${echoName}, the same requests`, run: many(echoUrl) } },
     { measured: { name: 'keyward, one hot identifier', run: hot(`${base}/v2/ratelimits.limit`) }, ceiling: { name: `${echoName}, the hot request`, run: hot(echoUrl) } },
   ]);

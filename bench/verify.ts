@@ -33,11 +33,11 @@ writeFileSync(keyFile, keyStrings.join('\n') + '\n');
 const sample = await (await fetch(`${base}/v2/keys.verifyKey`, { method: 'POST', headers, body: JSON.stringify({ key: keyStrings[0] }) })).text();
 if (!sample.includes('"valid":true')) throw new Error(`seeded key does not verify: ${sample}`);
 
-const run = (url: string) => () => runWrk({ url, body: '', initLua: loadLinesLua(keyFile), bodyLua: `'{"key":"' .. items[math.random(#items)] .. '"}'`, headers, connections, threads: 1, durationS });
+const run = (url: string) => (seconds: number) => runWrk({ url, body: '', initLua: loadLinesLua(keyFile), bodyLua: `'{"key":"' .. items[math.random(#items)] .. '"}'`, headers, connections, threads: 1, durationS: seconds });
 const echo = await startEcho(Buffer.byteLength(sample));
 let report;
 try {
-  report = alternate(rounds, [{ measured: { name: 'keyward keys.verifyKey', run: run(`${base}/v2/keys.verifyKey`) }, ceiling: { name: `bare uWS echo (${Buffer.byteLength(sample)}-byte reply)`, run: run(`http://127.0.0.1:${echo.port}/v2/keys.verifyKey`) } }]);
+  report = alternate(rounds, durationS, [{ measured: { name: 'keyward keys.verifyKey', run: run(`${base}/v2/keys.verifyKey`) }, ceiling: { name: `bare uWS echo (${Buffer.byteLength(sample)}-byte reply)`, run: run(`http://127.0.0.1:${echo.port}/v2/keys.verifyKey`) } }]);
 } finally {
   await keyward.stop();
   await echo.stop();

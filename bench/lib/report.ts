@@ -17,9 +17,13 @@ const median = (xs: number[]): number => {
   return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 };
 
+/** Seconds of unreported load each system gets before the measured rounds. */
+export const WARMUP_S = 2;
+
 export interface Measured {
   name: string;
-  run: () => WrkResult;
+  /** One wrk run of `durationS` seconds. */
+  run: (durationS: number) => WrkResult;
 }
 
 /** A measurement and the ceiling it is compared with (the same requests, the same generator). */
@@ -31,19 +35,26 @@ export interface Pair {
 /**
  * Runs every measurement (the ceilings included, each once per round) `rounds` times,
  * alternating, so that the slow phases of a shared machine hit every system alike, and
- * compares each measurement with its ceiling round by round. Returns the report lines: every
- * round, then the medians and the median of the per-round ratios. `bad` counts non-2xx
- * replies and socket errors.
+ * compares each measurement with its ceiling round by round. Every system first gets a
+ * warm-up run of `WARMUP_S` seconds that is not reported (JIT compilation, first touches of
+ * the store's pages, TCP buffers), so round 1 measures the same steady state as the others.
+ * Returns the report lines: every round, then the medians and the median of the per-round
+ * ratios. `bad` counts non-2xx replies and socket errors (warm-up included).
  */
-export function alternate(rounds: number, pairs: Pair[]): { lines: string[]; bad: number } {
+export function alternate(rounds: number, durationS: number, pairs: Pair[]): { lines: string[]; bad: number } {
   const all: Measured[] = [];
   for (const p of pairs) for (const m of [p.measured, p.ceiling]) if (!all.includes(m)) all.push(m);
   const results = new Map<Measured, WrkResult[]>(all.map((m) => [m, []]));
   let bad = 0;
+  for (const m of all) {
+    process.stderr.write(`warm-up (${WARMUP_S} s, not reported): ${m.name}…\n`);
+    const res = m.run(WARMUP_S);
+    bad += res.non2xx + res.errors;
+  }
   for (let r = 0; r < rounds; r++) {
     for (const m of all) {
       process.stderr.write(`round ${r + 1}/${rounds}: ${m.name}…\n`);
-      const res = m.run();
+      const res = m.run(durationS);
       bad += res.non2xx + res.errors;
       results.get(m)?.push(res);
     }

@@ -1,7 +1,7 @@
 // Seeded data for benches, written with the real management code straight into the store
 // (the bench process opens the same LMDB environment as the server it measures: LMDB is
 // multi-process safe). Key strings are kept only in the bench's memory / temp files.
-import { native } from '../../src/engine/native.js';
+import { limiter, native } from '../../src/engine/native.js';
 import { DEFAULT_MAP_BYTES } from '../../src/config.js';
 import { Principal } from '../../src/auth/permissions.js';
 import { createKey, type CreateKeyInput } from '../../src/procedures/keys/createKey.js';
@@ -36,3 +36,43 @@ export const LIMITED_KEY = {
   credits: { remaining: 1_000_000_000 },
   ratelimits: [{ name: 'requests', limit: 1_000_000_000, duration: 60_000, autoApply: true }],
 };
+
+const batchNative = native as unknown as { batchBegin(): void; batchCommit(): boolean };
+
+/** Wraps a call so every `size` calls share one commit (batchBegin … batchCommit), as the server commits the hot calls of one event-loop turn; `flush` commits a batch left open. */
+export function batched(size: number, call: (i: number) => void): { call: (i: number) => void; flush: () => void } {
+  let inBatch = 0;
+  return {
+    call: (i) => {
+      if (inBatch === 0) batchNative.batchBegin();
+      call(i);
+      if (++inBatch === size) {
+        batchNative.batchCommit();
+        inBatch = 0;
+      }
+    },
+    flush: () => {
+      batchNative.batchCommit(); // a no-op when no batch is open
+      inBatch = 0;
+    },
+  };
+}
+
+/**
+ * Gives each identifier `identifier(0)` … `identifier(count − 1)` of the namespace a live
+ * window (one `limit` call each, cost 1, through the real engine, 1,000 per commit), so a
+ * bench over that many identifiers measures the steady state of that many live windows,
+ * not a table that grows during the run.
+ */
+export function prefillWindows(namespaceId: string, count: number, identifier: (i: number) => string, limit: number, durationMs: number, onProgress?: (done: number) => void): void {
+  const nowMs = Date.now();
+  const fill = batched(1000, (i) => {
+    const out = limiter.limit(namespaceId, identifier(i), limit, durationMs, 1, nowMs);
+    if (!out.includes('"success":true')) throw new Error(`prefill: limit refused ${identifier(i)}: ${out}`);
+  });
+  for (let i = 0; i < count; i++) {
+    fill.call(i);
+    if (onProgress !== undefined && (i + 1) % 100_000 === 0) onProgress(i + 1);
+  }
+  fill.flush();
+}
