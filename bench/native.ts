@@ -2,17 +2,17 @@
 //   npm run bench:native        (BENCH_SECONDS, BENCH_KEYS, BENCH_BATCH, BENCH_ONLY to change the run)
 // Scenarios: verifyKey on one key and on BENCH_KEYS keys (random) with credits + one
 // autoApply limit, the same for plain keys (read-only), ratelimits.limit over 1,000,000
-// identifiers that all have a live window and on one hot identifier. The store is opened as the server opens it (default
-// map size, background fsync every 100 ms on another thread); state-changing calls are
-// measured as the server runs them (group commit: one LMDB commit per event-loop turn, here
-// per BENCH_BATCH calls) and with one commit per call.
+// identifiers that all have a live window and on one hot identifier. The store is opened as
+// the server opens it (default map size, background fsync every 100 ms on another thread);
+// state-changing calls are measured as the server runs them (group commit: one LMDB commit
+// per event-loop turn, here per BENCH_BATCH calls) and with one commit per call.
 import { native, engine, limiter } from '../src/engine/native.js';
 import { DEFAULT_MAP_BYTES } from '../src/config.js';
 import { createWorkspace } from '../src/store/rootKeys.js';
 import { insertApi } from '../src/store/apis.js';
 import { ensureNamespace } from '../src/store/ratelimits.js';
 import { benchTempDir } from './lib/procs.js';
-import { LIMITED_KEY, batched, prefillWindows, seedKeys } from './lib/seed.js';
+import { LIMITED_KEY, batched, prefillWindows, seedKeys, type Runner } from './lib/seed.js';
 
 const KEYS = Number(process.env.BENCH_KEYS ?? 10_000);
 /** Calls per group-commit batch, as the server commits the hot calls of one event-loop turn. */
@@ -22,7 +22,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ONLY = process.env.BENCH_ONLY;
 const SYNC_INTERVAL_MS = 100;
 
-type Runner = { call: (i: number) => void; flush: () => void };
 /** Every BATCH calls share one commit, as the server commits the hot calls of one event-loop turn. */
 const grouped = (call: (i: number) => void): Runner => batched(BATCH, call);
 /** Each state-changing call commits before it returns. */

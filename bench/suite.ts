@@ -17,6 +17,7 @@ import { runOpenLoop, rawPost, type LatencySummary } from './lib/openLoop.js';
 import { ProcSampler, cpuTicks, type ProcUsage } from './lib/procStats.js';
 import { benchTempDir, killAll, startCeiling, startKeyward, startRedis, startRedisPeer, type Proc } from './lib/procs.js';
 import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
+import { median } from './lib/report.js';
 import { keyHashKey } from './peers/redisKeys.js';
 import { barChart, lineChart, type Line } from './lib/svg.js';
 
@@ -439,10 +440,9 @@ function noise(prev: PreviousRun | undefined): { text: string; data: unknown } {
     if (Number.isFinite(dP99)) p99Deltas.push(Math.abs(dP99));
     rows.push(`| ${c.scenario} | ${SYSTEM_NAMES[c.system]} | ${n0(p.peak.requestsPerSec)} | ${n0(c.peak.requestsPerSec)} | ${dPeak >= 0 ? '+' : ''}${dPeak.toFixed(1)}% | ${f2(b)} → ${f2(a)} |`);
   }
-  const med = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? Number.NaN;
   const max = (xs: number[]): number => Math.max(...xs);
   const text = [
-    `Compared with the previous run of this mode (\`bench/results/${prev.dir}\`): peak req/s differs by a median of ${med(peakDeltas).toFixed(1)}% (largest ${max(peakDeltas).toFixed(1)}%); p99 at 50% load by a median of ${med(p99Deltas).toFixed(0)}% (largest ${max(p99Deltas).toFixed(0)}%). Differences smaller than these are noise.`,
+    `Compared with the previous run of this mode (\`bench/results/${prev.dir}\`): peak req/s differs by a median of ${median(peakDeltas).toFixed(1)}% (largest ${max(peakDeltas).toFixed(1)}%); p99 at 50% load by a median of ${median(p99Deltas).toFixed(0)}% (largest ${max(p99Deltas).toFixed(0)}%). Differences smaller than these are noise.`,
     '',
     '<details><summary>per system</summary>',
     '',
@@ -452,7 +452,7 @@ function noise(prev: PreviousRun | undefined): { text: string; data: unknown } {
     '',
     '</details>',
   ].join('\n');
-  return { text, data: { previous: prev.dir, medianPeakDeltaPct: med(peakDeltas), maxPeakDeltaPct: max(peakDeltas), medianP99DeltaPct: med(p99Deltas), maxP99DeltaPct: max(p99Deltas) } };
+  return { text, data: { previous: prev.dir, medianPeakDeltaPct: median(peakDeltas), maxPeakDeltaPct: max(peakDeltas), medianP99DeltaPct: median(p99Deltas), maxP99DeltaPct: max(p99Deltas) } };
 }
 
 function targets(): { rows: string[]; met: number; total: number } {

@@ -39,8 +39,11 @@ export const LIMITED_KEY = {
 
 const batchNative = native as unknown as { batchBegin(): void; batchCommit(): boolean };
 
+/** A bench's call, and what commits a group-commit batch it left open. */
+export type Runner = { call: (i: number) => void; flush: () => void };
+
 /** Wraps a call so every `size` calls share one commit (batchBegin … batchCommit), as the server commits the hot calls of one event-loop turn; `flush` commits a batch left open. */
-export function batched(size: number, call: (i: number) => void): { call: (i: number) => void; flush: () => void } {
+export function batched(size: number, call: (i: number) => void): Runner {
   let inBatch = 0;
   return {
     call: (i) => {
