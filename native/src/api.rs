@@ -513,9 +513,15 @@ pub fn verify_key(env: Env, args: &[napi_value; 8]) -> Result<napi_value, Error>
     };
     let mut id_buf = [0u8; 128];
     let request_id = optional_str_arg(env, args[7], &mut id_buf, "requestId")?;
+    hot_reply(env, request_id.as_deref(), |scratch| verify::verify(&request, scratch).map_err(verify_error))
+}
+
+/// Runs a hot call with this thread's scratch buffers and returns what it left there as a JS
+/// string: the effect flag, then the answer (or the whole success envelope for `request_id`).
+fn hot_reply(env: Env, request_id: Option<&str>, call: impl FnOnce(&mut hot_mod::Scratch) -> Result<hot_mod::Effect, Error>) -> Result<napi_value, Error> {
     hot_mod::with_scratch(|scratch| {
-        scratch.envelope(request_id.as_deref());
-        let effect = verify::verify(&request, scratch).map_err(verify_error)?;
+        scratch.envelope(request_id);
+        let effect = call(scratch)?;
         Ok(env.string_from_utf8(scratch.reply(effect))?)
     })
 }
@@ -552,11 +558,7 @@ pub fn limit(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error> {
     let now_ms = int_arg(env, args[5], "nowMs")?;
     let mut id_buf = [0u8; 128];
     let request_id = optional_str_arg(env, args[6], &mut id_buf, "requestId")?;
-    hot_mod::with_scratch(|scratch| {
-        scratch.envelope(request_id.as_deref());
-        let effect = limit::limit(std::slice::from_ref(&request), now_ms, false, scratch).map_err(limit_error)?;
-        Ok(env.string_from_utf8(scratch.reply(effect))?)
-    })
+    hot_reply(env, request_id.as_deref(), |scratch| limit::limit(std::slice::from_ref(&request), now_ms, false, scratch).map_err(limit_error))
 }
 
 /// limitMany(requests: Buffer, nowMs): string — "1"/"0" + a JSON array of outcomes in
@@ -566,11 +568,7 @@ pub fn limit_many(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error>
     let bytes = buffer_arg(env, args[0], "requests")?;
     let now_ms = int_arg(env, args[1], "nowMs")?;
     let requests = limit::decode_requests(bytes).map_err(|what| bad(format!("requests buffer: {what}")))?;
-    hot_mod::with_scratch(|scratch| {
-        scratch.envelope(None);
-        let effect = limit::limit(&requests, now_ms, true, scratch).map_err(limit_error)?;
-        Ok(env.string_from_utf8(scratch.reply(effect))?)
-    })
+    hot_reply(env, None, |scratch| limit::limit(&requests, now_ms, true, scratch).map_err(limit_error))
 }
 
 /// sweepWindows(after: Buffer, nowMs, max): [next: Buffer, deleted: number] — removes
