@@ -493,11 +493,8 @@ pub fn close() -> Result<()> {
     // threads' kept readers are never used again (their generation no longer matches).
     if let Some(c) = READER.with(|r| r.borrow_mut().take()) {
         if c.generation == store.generation {
-            // SAFETY: a reset read txn of this env and its cursors, owned by this thread.
-            unsafe {
-                c.cursors.close_read_cursors();
-                ffi::mdb_txn_abort(c.txn);
-            }
+            // SAFETY: a reset read txn of this env (still open), owned by this thread.
+            unsafe { c.discard() };
         }
     }
     drop(store); // mdb_env_close
@@ -600,11 +597,8 @@ fn with_read<R, E: From<StoreError>>(
             };
             if rc == ffi::MDB_MAP_RESIZED {
                 if !reader.txn.is_null() {
-                    // SAFETY: the txn handle exists but is not active; its cursors go with it.
-                    unsafe {
-                        reader.cursors.close_read_cursors();
-                        ffi::mdb_txn_abort(reader.txn);
-                    }
+                    // SAFETY: the txn handle exists but is not active.
+                    unsafe { reader.discard() };
                 }
                 drop(guard);
                 adopt_map_size()?;
@@ -626,12 +620,24 @@ struct CachedReader {
     cursors: Cursors,
 }
 
+impl CachedReader {
+    /// Ends the read txn for good, with its kept cursors.
+    ///
+    /// # Safety
+    /// The txn (not active: reset, or never begun) belongs to an environment that is still
+    /// open and is not used again.
+    unsafe fn discard(self) {
+        self.cursors.close_read_cursors();
+        ffi::mdb_txn_abort(self.txn);
+    }
+}
+
 thread_local! {
     static READER: RefCell<Option<CachedReader>> = const { RefCell::new(None) };
 }
 
-/// Ends a read: resets the txn and keeps it for this thread's next read (or aborts it when
-/// the slot is taken by a nested read's txn).
+/// Ends a read: resets the txn and keeps it for this thread's next read (or discards it when
+/// the slot is taken by a nested read's txn, or the thread's slot is already gone).
 struct ResetOnDrop(Option<CachedReader>);
 
 impl Drop for ResetOnDrop {
@@ -639,19 +645,17 @@ impl Drop for ResetOnDrop {
         let Some(reader) = self.0.take() else { return };
         // SAFETY: the txn is live, read-only and owned by this guard.
         unsafe { ffi::mdb_txn_reset(reader.txn) };
-        let rejected = READER.try_with(|r| match r.try_borrow_mut() {
-            Ok(mut slot) if slot.is_none() => {
-                *slot = Some(reader);
-                None
+        let mut reader = Some(reader);
+        let _ = READER.try_with(|r| {
+            if let Ok(mut slot) = r.try_borrow_mut() {
+                if slot.is_none() {
+                    *slot = reader.take();
+                }
             }
-            _ => Some(reader),
         });
-        if let Ok(Some(reader)) = rejected {
-            // SAFETY: reset txn handle and its cursors, not used again.
-            unsafe {
-                reader.cursors.close_read_cursors();
-                ffi::mdb_txn_abort(reader.txn);
-            }
+        if let Some(reader) = reader {
+            // SAFETY: a reset txn handle of the open env, not kept, so not used again.
+            unsafe { reader.discard() };
         }
     }
 }
