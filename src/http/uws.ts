@@ -147,18 +147,17 @@ class Server {
     }
   }
 
-  aborted(p: Pending): void {
-    if (p.done) return;
+  /** Marks `p` answered or abandoned (no longer in flight); false when it already was. */
+  settle(p: Pending): boolean {
+    if (p.done) return false;
     p.done = true;
     this.unlink(p);
     this.inFlight--;
+    return true;
   }
 
   finish(p: Pending, reply: Reply, close = false): void {
-    if (p.done) return;
-    p.done = true;
-    this.unlink(p);
-    this.inFlight--;
+    if (!this.settle(p)) return;
     this.deps.metrics.record(p.routeIndex, reply.status, (performance.now() - p.started) / 1000);
     const res = p.res;
     const closing = close || this.draining;
@@ -200,8 +199,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const server = new Server(deps, dispatcher);
 
   const sendPage = (p: Pending, page: Page): void => {
-    p.done = true;
-    server.inFlight--;
+    server.settle(p);
     metrics.record(-1, page.status, (performance.now() - p.started) / 1000);
     p.res.cork(() => {
       p.res.writeStatus(STATUS_TEXT[page.status] ?? `${page.status}`).writeHeader('Content-Type', page.contentType).end(page.body);
@@ -211,7 +209,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   app.any('/*', (res, req) => {
     const p = new Pending(server, res, performance.now(), -1);
     server.inFlight++;
-    res.onAborted(() => server.aborted(p));
+    res.onAborted(() => server.settle(p));
     const method = req.getMethod(); // lower case
     const url = req.getUrl();
     if (server.draining) return server.finish(p, dispatcher.error(new ApiError('shutting_down', 'The server is shutting down; retry on another instance or after it restarts.')), true);
