@@ -14,6 +14,7 @@ import { Redis } from 'ioredis';
 import { native } from '../src/engine/native.js';
 import { runWrkAsync, type WrkResult } from './lib/wrk.js';
 import { runOpenLoop, rawPost, type LatencySummary } from './lib/openLoop.js';
+import { holdCpusAwake } from './lib/cpuWake.js';
 import { ProcSampler, cpuTicks, type ProcUsage } from './lib/procStats.js';
 import { benchTempDir, killAll, startCeiling, startKeyward, startRedis, startRedisPeer, type Proc } from './lib/procs.js';
 import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
@@ -29,8 +30,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const stamp = new Date().toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
 const outDir = resolve(outIdx >= 0 ? argv[outIdx + 1] ?? '.' : join(ROOT, 'bench', 'results', stamp));
 const CFG = full
-  ? { keys: 100_000, identifiers: 1_000_000, peakS: 10, stepS: 5, autocannonS: 5, connections: 64 }
-  : { keys: 20_000, identifiers: 100_000, peakS: 2, stepS: 1, autocannonS: 1, connections: 64 };
+  ? { keys: 100_000, identifiers: 1_000_000, rounds: 3, peakS: 5, stepS: 5, autocannonS: 5, connections: 64 }
+  : { keys: 20_000, identifiers: 100_000, rounds: 2, peakS: 1, stepS: 1, autocannonS: 1, connections: 64 };
 const LOADS = [0.1, 0.5, 0.9];
 const COMMAND = `npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`;
 
@@ -110,8 +111,8 @@ function requestLua(s: Scenario, prefix: string): string {
 
 // ---------------------------------------------------------------- progress display
 const t0 = performance.now();
-const totalSteps = SCENARIOS.reduce((a, s) => a + s.systems.length * (1 + LOADS.length), 0) + 4 + SCENARIOS.length;
-const estimateS = 10 + totalSteps * 0.25 + SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.peakS + LOADS.length * CFG.stepS), 0) + SCENARIOS.length * CFG.autocannonS;
+const totalSteps = SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.rounds + LOADS.length), 0) + 4 + SCENARIOS.length;
+const estimateS = 15 + totalSteps * 0.25 + SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.rounds * CFG.peakS + LOADS.length * CFG.stepS), 0) + SCENARIOS.length * CFG.autocannonS;
 let step = 0;
 let phase = '';
 let live = '';
@@ -163,14 +164,19 @@ interface AutocannonRun {
 interface Cell {
   scenario: string;
   system: SystemId;
+  /** The median round of `rounds` (by req/s; the slower of two). */
   peak: PeakResult;
+  /** Every peak round, in run order. */
+  rounds: PeakResult[];
   latency: LatencyStep[];
 }
 
 const cells: Cell[] = [];
 const autocannonRuns: Record<string, AutocannonRun> = {};
 const auth = { value: '' };
-let calibration = { openLoopMaxRps: 0, openLoopOffered: 0, autocannonCeilingRps: 0, wrkCeilingCores: 0 };
+let calibration = { openLoopMaxRps: 0, openLoopOffered: 0, autocannonCeilingRps: 0, wrkCeilingCores: 0, floorRps: 0, floorP99HeldMs: Number.NaN, floorP99FreeMs: Number.NaN };
+/** Whether the open-loop runs held the CPUs out of their sleep states (lib/cpuWake.ts). */
+const wake = { held: false, reason: '' };
 
 async function measurePeak(s: Scenario, t: Target): Promise<PeakResult> {
   const sampler = new ProcSampler(t.pids);
@@ -199,9 +205,20 @@ async function measurePeak(s: Scenario, t: Target): Promise<PeakResult> {
   return { ...rest, server, wrkCores: wrkTicks / 100 / ((performance.now() - started) / 1000) };
 }
 
+/** An open-loop run with the CPUs held awake (when allowed; see lib/cpuWake.ts). */
+async function openLoopAwake(run: Parameters<typeof runOpenLoop>[0], hold = true): Promise<LatencySummary> {
+  const h = hold ? holdCpusAwake() : undefined;
+  if (h !== undefined) Object.assign(wake, { held: h.held, reason: h.reason });
+  try {
+    return await runOpenLoop(run);
+  } finally {
+    h?.release();
+  }
+}
+
 async function measureLatency(s: Scenario, t: Target, rate: number, fraction: number): Promise<LatencyStep> {
   const sampler = new ProcSampler(t.pids);
-  const r = await runOpenLoop({
+  const r = await openLoopAwake({
     port: t.port,
     rate,
     durationS: CFG.stepS,
@@ -243,11 +260,44 @@ async function runAutocannon(s: Scenario, t: Target, durationS: number): Promise
   return { system: t.system, requestsPerSec: result.requests.average, latencyP50Ms: result.latency.p50, latencyP99Ms: result.latency.p99, non2xx: result.non2xx, errors: result.errors + result.timeouts, requests: result.requests, latency: result.latency };
 }
 
-async function runSystem(t: Target): Promise<void> {
+type Peaks = Map<string, PeakResult[]>;
+const cellKey = (scenario: string, system: SystemId): string => `${scenario}/${system}`;
+
+/**
+ * wrk peaks of every scenario on every target it names, CFG.rounds rounds each. Within a
+ * round the systems run one after another, in an order rotated from round to round, so a
+ * slow phase of the shared machine falls on all systems of a scenario alike and a ratio
+ * compares runs seconds apart, not a quarter of an hour.
+ */
+async function measurePeaks(targets: Target[]): Promise<Peaks> {
+  const peaks: Peaks = new Map();
   for (const s of SCENARIOS) {
-    if (!s.systems.includes(t.system)) continue;
-    progress(`${s.id} · ${SYSTEM_NAMES[t.system]} · peak (wrk ${CFG.peakS}s)`);
-    const peak = await measurePeak(s, t);
+    const here = targets.filter((t) => s.systems.includes(t.system));
+    for (let r = 0; r < CFG.rounds; r++) {
+      for (let i = 0; i < here.length; i++) {
+        const t = here[(i + r) % here.length] as Target;
+        progress(`${s.id} · ${SYSTEM_NAMES[t.system]} · peak round ${r + 1}/${CFG.rounds} (wrk ${CFG.peakS}s)`);
+        const list = peaks.get(cellKey(s.id, t.system)) ?? [];
+        list.push(await measurePeak(s, t));
+        peaks.set(cellKey(s.id, t.system), list);
+      }
+    }
+  }
+  return peaks;
+}
+
+/** The round with the median req/s (the slower of the two middle ones for an even count). */
+function medianRound(rounds: PeakResult[]): PeakResult {
+  const sorted = [...rounds].sort((a, b) => a.requestsPerSec - b.requestsPerSec);
+  return sorted[Math.floor((sorted.length - 1) / 2)] as PeakResult;
+}
+
+/** Completes the cells of `t`: open-loop latency at fractions of its median peak (and autocannon for keyward process). */
+async function measureLatencies(t: Target, peaks: Peaks): Promise<void> {
+  for (const s of SCENARIOS) {
+    const rounds = peaks.get(cellKey(s.id, t.system));
+    if (rounds === undefined) continue;
+    const peak = medianRound(rounds);
     const latency: LatencyStep[] = [];
     for (const f of LOADS) {
       const rate = Math.max(100, Math.round(peak.requestsPerSec * f));
@@ -258,8 +308,14 @@ async function runSystem(t: Target): Promise<void> {
       progress(`${s.id} · ${SYSTEM_NAMES[t.system]} · autocannon closed loop ${CFG.autocannonS}s`);
       autocannonRuns[s.id] = await runAutocannon(s, t, CFG.autocannonS);
     }
-    cells.push({ scenario: s.id, system: t.system, peak, latency });
+    cells.push({ scenario: s.id, system: t.system, peak, rounds, latency });
   }
+}
+
+/** Peaks and latencies of targets that run at the same time (peaks alternating between them). */
+async function measureSystems(targets: Target[]): Promise<void> {
+  const peaks = await measurePeaks(targets);
+  for (const t of targets) await measureLatencies(t, peaks);
 }
 
 // ---------------------------------------------------------------- setup and run
@@ -267,6 +323,8 @@ const work = benchTempDir('keyward-suite-');
 const keyFiles = { limited: join(work, 'limited.txt'), plain: join(work, 'plain.txt') };
 const replySizes: Record<string, number> = {};
 const errors: string[] = [];
+let rootKey = '';
+let dataDir = '';
 
 async function post(port: number, path: string, body: string): Promise<string> {
   return (await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: auth.value }, body })).text();
@@ -293,13 +351,17 @@ async function main(): Promise<void> {
   mkdirSync(outDir, { recursive: true });
   note(`keyward bench suite (${full ? 'full' : 'short'}): results in ${relative(process.cwd(), outDir) || '.'}; about ${Math.round(estimateS)} s`);
 
-  // 1. keyward, durability process: seed through the real createKey code, then measure.
-  progress(`seeding ${CFG.keys.toLocaleString('en-US')} + ${CFG.keys.toLocaleString('en-US')} keys into keyward`);
-  const kw = await startKeyward({ KEYWARD_DURABILITY: 'process' });
-  auth.value = `Bearer ${kw.rootKey}`;
-  const rootKey = kw.rootKey;
-  const dataDir = kw.dataDir;
-  await withProc(kw, async () => {
+  // keyward (process), the ceiling and the Redis peers run side by side, so that their peaks
+  // can alternate (measurePeaks); keyward (disk) runs afterwards on the same store.
+  const running: Proc[] = [];
+  try {
+    // 1. keyward, durability process: seed through the real createKey code.
+    progress(`seeding ${CFG.keys.toLocaleString('en-US')} + ${CFG.keys.toLocaleString('en-US')} keys into keyward`);
+    const kw = await startKeyward({ KEYWARD_DURABILITY: 'process' });
+    running.push(kw);
+    auth.value = `Bearer ${kw.rootKey}`;
+    rootKey = kw.rootKey;
+    dataDir = kw.dataDir;
     const created = JSON.parse(await post(kw.port, '/v2/apis.createApi', JSON.stringify({ name: 'bench' }))) as { data?: { apiId: string } };
     if (created.data === undefined) throw new Error('keyward: apis.createApi failed');
     apiId = created.data.apiId;
@@ -317,35 +379,32 @@ async function main(): Promise<void> {
       if (!/"(valid|success)":true|"keyId"/.test(reply)) throw new Error(`keyward: sample ${name} request failed: ${reply}`);
       replySizes[k.path] = Math.max(replySizes[k.path] ?? 0, Buffer.byteLength(reply));
     }
-    await runSystem({ system: 'keyward-process', port: kw.port, prefix: '', pids: [kw.child.pid ?? 0] });
-  });
 
-  // 2. keyward, durability disk, on the same store.
-  progress('starting keyward (disk)');
-  const kwd = await startKeyward({ KEYWARD_DURABILITY: 'disk', KEYWARD_DATA_DIR: dataDir, KEYWARD_ROOT_KEY: rootKey });
-  await withProc(kwd, () => runSystem({ system: 'keyward-disk', port: kwd.port, prefix: '', pids: [kwd.child.pid ?? 0] }));
-
-  // 3. The ceiling, with the generators' own limits measured against it.
-  progress('starting the uWS ceiling; measuring the load generators');
-  const ceiling = await startCeiling({ ...replySizes, default: replySizes['/v2/keys.verifyKey'] ?? 64 });
-  await withProc(ceiling, async () => {
-    const t: Target = { system: 'uws-ceiling', port: ceiling.port, prefix: '', pids: [ceiling.child.pid ?? 0] };
+    // 2. The ceiling, with the generators' own limits measured against it.
+    progress('starting the uWS ceiling; measuring the load generators');
+    const ceiling = await startCeiling({ ...replySizes, default: replySizes['/v2/keys.verifyKey'] ?? 64 });
+    running.push(ceiling);
+    const ceilingTarget: Target = { system: 'uws-ceiling', port: ceiling.port, prefix: '', pids: [ceiling.child.pid ?? 0] };
     const probe = SCENARIOS.find((s) => s.id === 'limit-hot') ?? SCENARIOS[0]!;
+    const hot = (): string => rawPost(KINDS.limitHot.path, HOT_BODY, auth.value);
     const offered = 200_000;
-    const ol = await runOpenLoop({ port: ceiling.port, rate: offered, durationS: Math.min(2, CFG.stepS), connections: CFG.connections, next: () => rawPost(KINDS.limitHot.path, HOT_BODY, auth.value) });
-    const ac = await runAutocannon(probe, t, CFG.autocannonS);
-    const wrkProbe = await measurePeak(probe, t);
-    calibration = { openLoopMaxRps: ol.sentRps, openLoopOffered: offered, autocannonCeilingRps: ac.requestsPerSec, wrkCeilingCores: wrkProbe.wrkCores };
+    const ol = await openLoopAwake({ port: ceiling.port, rate: offered, durationS: Math.min(2, CFG.stepS), connections: CFG.connections, next: hot });
+    // The floor of the latency measurement: the do-nothing ceiling at a low fixed rate, with
+    // and without the CPUs held awake.
+    const floorRps = 5_000;
+    const floorHeld = await openLoopAwake({ port: ceiling.port, rate: floorRps, durationS: CFG.stepS, connections: CFG.connections, next: hot });
+    const floorFree = await openLoopAwake({ port: ceiling.port, rate: floorRps, durationS: CFG.stepS, connections: CFG.connections, next: hot }, false);
+    const ac = await runAutocannon(probe, ceilingTarget, CFG.autocannonS);
+    const wrkProbe = await measurePeak(probe, ceilingTarget);
+    calibration = { openLoopMaxRps: ol.sentRps, openLoopOffered: offered, autocannonCeilingRps: ac.requestsPerSec, wrkCeilingCores: wrkProbe.wrkCores, floorRps, floorP99HeldMs: floorHeld.p99Ms, floorP99FreeMs: floorFree.p99Ms };
     autocannonRuns['calibration-ceiling'] = ac;
-    await runSystem(t);
-  });
 
-  // 4. node:http + Redis (Lua) and rate-limiter-flexible, same keys.
-  progress('starting redis-server and the node:http + Redis peer; seeding Redis');
-  const redis = await startRedis().catch((err: Error) => {
-    throw new Error(`the Redis peer cannot run: ${err.message}`);
-  });
-  await withProc(redis, async () => {
+    // 3. node:http + Redis (Lua) and rate-limiter-flexible, same keys.
+    progress('starting redis-server and the node:http + Redis peer; seeding Redis');
+    const redis = await startRedis().catch((err: Error) => {
+      throw new Error(`the Redis peer cannot run: ${err.message}`);
+    });
+    running.push(redis);
     const client = new Redis({ host: '127.0.0.1', port: redis.port, lazyConnect: true });
     await client.connect();
     for (let i = 0; i < limitedKeys.length; i += 1000) {
@@ -356,16 +415,28 @@ async function main(): Promise<void> {
     }
     client.disconnect();
     const peer = await startRedisPeer(redis.port, rootKey);
-    await withProc(peer, async () => {
-      for (const [name, k] of Object.entries(KINDS)) {
-        const reply = await post(peer.port, k.path, k.js());
-        if (!/"(valid|success)":true|"keyId"/.test(reply)) throw new Error(`Redis peer: sample ${name} request failed: ${reply}`);
-      }
-      const pids = [peer.child.pid ?? 0, redis.child.pid ?? 0];
-      await runSystem({ system: 'redis-lua', port: peer.port, prefix: '', pids });
-      await runSystem({ system: 'redis-rlflex', port: peer.port, prefix: '/rlflex', pids });
-    });
-  });
+    running.push(peer);
+    for (const [name, k] of Object.entries(KINDS)) {
+      const reply = await post(peer.port, k.path, k.js());
+      if (!/"(valid|success)":true|"keyId"/.test(reply)) throw new Error(`Redis peer: sample ${name} request failed: ${reply}`);
+    }
+    const peerPids = [peer.child.pid ?? 0, redis.child.pid ?? 0];
+
+    // 4. Measure them, peaks alternating.
+    await measureSystems([
+      { system: 'keyward-process', port: kw.port, prefix: '', pids: [kw.child.pid ?? 0] },
+      ceilingTarget,
+      { system: 'redis-lua', port: peer.port, prefix: '', pids: peerPids },
+      { system: 'redis-rlflex', port: peer.port, prefix: '/rlflex', pids: peerPids },
+    ]);
+  } finally {
+    for (const p of running.reverse()) await p.stop();
+  }
+
+  // 5. keyward, durability disk, on the same store (a store is served by one process at a time).
+  progress('starting keyward (disk)');
+  const kwd = await startKeyward({ KEYWARD_DURABILITY: 'disk', KEYWARD_DATA_DIR: dataDir, KEYWARD_ROOT_KEY: rootKey });
+  await withProc(kwd, () => measureSystems([{ system: 'keyward-disk', port: kwd.port, prefix: '', pids: [kwd.child.pid ?? 0] }]));
 
   for (const c of cells) {
     const bad = c.peak.non2xx + c.peak.errors + c.latency.reduce((a, l) => a + l.non2xx + l.errors, 0);
@@ -406,7 +477,8 @@ function machine(): Record<string, string> {
 
 interface PreviousRun {
   dir: string;
-  cells: Cell[];
+  /** Runs from before the alternating rounds have no `rounds`. */
+  cells: (Omit<Cell, 'rounds'> & { rounds?: PeakResult[] })[];
 }
 
 function previousRun(): PreviousRun | undefined {
@@ -415,7 +487,7 @@ function previousRun(): PreviousRun | undefined {
   const dirs = readdirSync(base).filter((d) => resolve(base, d) !== outDir && existsSync(join(base, d, 'raw.json'))).sort();
   for (const d of dirs.reverse()) {
     try {
-      const raw = JSON.parse(readFileSync(join(base, d, 'raw.json'), 'utf8')) as { full: boolean; cells: Cell[] };
+      const raw = JSON.parse(readFileSync(join(base, d, 'raw.json'), 'utf8')) as { full: boolean; cells: PreviousRun['cells'] };
       if (raw.full === full) return { dir: d, cells: raw.cells };
     } catch {
       // an unreadable earlier run is skipped
@@ -424,49 +496,81 @@ function previousRun(): PreviousRun | undefined {
   return undefined;
 }
 
-function noise(prev: PreviousRun | undefined): { text: string; data: unknown } {
-  if (prev === undefined) return { text: 'No earlier run of this mode in bench/results/ to compare with: run the suite twice to measure the run-to-run variation.', data: null };
+/** How far a cell's peak rounds are apart: (max − min) ÷ median, in % (0 for one round; NaN for a run from before rounds). */
+function roundSpread(c: { rounds?: PeakResult[] }): number {
+  const xs = (c.rounds ?? []).map((r) => r.requestsPerSec);
+  return xs.length === 0 ? Number.NaN : ((Math.max(...xs) - Math.min(...xs)) / median(xs)) * 100;
+}
+
+/** keyward (process) ÷ the ceiling, round by round (each round measured both within minutes). */
+function roundRatios(scenario: string): number[] {
+  const a = cell(scenario, 'keyward-process')?.rounds ?? [];
+  const b = cell(scenario, 'uws-ceiling')?.rounds ?? [];
+  return a.map((r, i) => r.requestsPerSec / (b[i]?.requestsPerSec ?? Number.NaN));
+}
+
+interface NoiseData {
+  medianRoundSpreadPct: number;
+  maxRoundSpreadPct: number;
+  /** The comparison with the previous run of this mode, when there is one. */
+  previous?: { dir: string; medianPeakDeltaPct: number; maxPeakDeltaPct: number; medianP99DeltaPct: number; maxP99DeltaPct: number; cellsOutsideBand: number; cellsCompared: number };
+}
+
+function noise(prev: PreviousRun | undefined): { text: string; data: NoiseData } {
+  const spreads = cells.map(roundSpread);
+  const within = `Within this run, the ${CFG.rounds} peak rounds of a cell (alternating with the other systems of the scenario) are a median of ${median(spreads).toFixed(1)}% apart (largest ${Math.max(...spreads).toFixed(1)}%; max − min over median, per cell in the scenario tables). That is the noise of one peak number on this machine.`;
+  if (prev === undefined) return { text: `${within}\n\nNo earlier run of this mode in bench/results/ to compare with: run the suite twice to measure the run-to-run variation.`, data: { medianRoundSpreadPct: median(spreads), maxRoundSpreadPct: Math.max(...spreads) } };
   const rows: string[] = [];
   const peakDeltas: number[] = [];
   const p99Deltas: number[] = [];
+  const outside: string[] = [];
   for (const c of cells) {
     const p = prev.cells.find((x) => x.scenario === c.scenario && x.system === c.system);
     if (p === undefined) continue;
     const dPeak = (c.peak.requestsPerSec / p.peak.requestsPerSec - 1) * 100;
+    // The band a difference must leave to be more than noise: the larger round spread of the two runs.
+    const band = Math.max(roundSpread(c), Number.isFinite(roundSpread(p)) ? roundSpread(p) : 0);
+    if (Math.abs(dPeak) > band) outside.push(`${c.scenario} · ${SYSTEM_NAMES[c.system]} (${dPeak >= 0 ? '+' : ''}${dPeak.toFixed(1)}%, band ${band.toFixed(1)}%)`);
     const a = c.latency.find((l) => l.loadFraction === 0.5)?.p99Ms ?? Number.NaN;
     const b = p.latency.find((l) => l.loadFraction === 0.5)?.p99Ms ?? Number.NaN;
     const dP99 = (a / b - 1) * 100;
     peakDeltas.push(Math.abs(dPeak));
     if (Number.isFinite(dP99)) p99Deltas.push(Math.abs(dP99));
-    rows.push(`| ${c.scenario} | ${SYSTEM_NAMES[c.system]} | ${n0(p.peak.requestsPerSec)} | ${n0(c.peak.requestsPerSec)} | ${dPeak >= 0 ? '+' : ''}${dPeak.toFixed(1)}% | ${f2(b)} → ${f2(a)} |`);
+    rows.push(`| ${c.scenario} | ${SYSTEM_NAMES[c.system]} | ${n0(p.peak.requestsPerSec)} | ${n0(c.peak.requestsPerSec)} | ${dPeak >= 0 ? '+' : ''}${dPeak.toFixed(1)}% | ${band.toFixed(1)}% | ${f2(b)} → ${f2(a)} |`);
   }
   const max = (xs: number[]): number => Math.max(...xs);
   const text = [
-    `Compared with the previous run of this mode (\`bench/results/${prev.dir}\`): peak req/s differs by a median of ${median(peakDeltas).toFixed(1)}% (largest ${max(peakDeltas).toFixed(1)}%); p99 at 50% load by a median of ${median(p99Deltas).toFixed(0)}% (largest ${max(p99Deltas).toFixed(0)}%). Differences smaller than these are noise.`,
+    within,
+    '',
+    `Compared with the previous run of this mode (\`bench/results/${prev.dir}\`): peak req/s differs by a median of ${median(peakDeltas).toFixed(1)}% (largest ${max(peakDeltas).toFixed(1)}%); p99 at 50% load by a median of ${median(p99Deltas).toFixed(0)}% (largest ${max(p99Deltas).toFixed(0)}%). ${rows.length - outside.length} of ${rows.length} cells differ by less than the larger round spread of the two runs (their noise band)${outside.length > 0 ? `; outside it: ${outside.join('; ')}` : ''}.`,
     '',
     '<details><summary>per system</summary>',
     '',
-    '| scenario | system | previous req/s | this run req/s | Δ | p99 @50% ms (previous → this) |',
-    '|---|---|---|---|---|---|',
+    '| scenario | system | previous req/s | this run req/s | Δ | noise band | p99 @50% ms (previous → this) |',
+    '|---|---|---|---|---|---|---|',
     ...rows,
     '',
     '</details>',
   ].join('\n');
-  return { text, data: { previous: prev.dir, medianPeakDeltaPct: median(peakDeltas), maxPeakDeltaPct: max(peakDeltas), medianP99DeltaPct: median(p99Deltas), maxP99DeltaPct: max(p99Deltas) } };
+  const previous = { dir: prev.dir, medianPeakDeltaPct: median(peakDeltas), maxPeakDeltaPct: max(peakDeltas), medianP99DeltaPct: median(p99Deltas), maxP99DeltaPct: max(p99Deltas), cellsOutsideBand: outside.length, cellsCompared: rows.length };
+  return { text, data: { medianRoundSpreadPct: median(spreads), maxRoundSpreadPct: Math.max(...spreads), previous } };
 }
 
 function targets(): { rows: string[]; met: number; total: number } {
   const rows: string[] = [];
   let met = 0;
-  const check = (what: string, value: number, goal: number, unit: string, le = false): void => {
+  const check = (what: string, value: number, goal: number, unit: string, le = false, detail = ''): void => {
     const ok = Number.isFinite(value) && (le ? value <= goal : value >= goal);
     if (ok) met++;
-    rows.push(`| ${what} | ${le ? '≤' : '≥'} ${goal}${unit} | ${f2(value)}${unit} | ${ok ? 'met' : '**not met**'} |`);
+    rows.push(`| ${what} | ${le ? '≤' : '≥'} ${goal}${unit} | ${f2(value)}${unit}${detail} | ${ok ? 'met' : '**not met**'} |`);
   };
-  check('verifyKey (credits + limit) req/s ÷ uWS ceiling', peakOf('verify-credits', 'keyward-process') / peakOf('verify-credits', 'uws-ceiling'), 0.6, '');
-  check('verifyKey (plain) req/s ÷ uWS ceiling', peakOf('verify-plain', 'keyward-process') / peakOf('verify-plain', 'uws-ceiling'), 0.6, '');
-  check('limit (many identifiers) req/s ÷ uWS ceiling', peakOf('limit-many', 'keyward-process') / peakOf('limit-many', 'uws-ceiling'), 0.65, '');
-  check('limit (hot identifier) req/s ÷ uWS ceiling', peakOf('limit-hot', 'keyward-process') / peakOf('limit-hot', 'uws-ceiling'), 0.65, '');
+  // The ratio of the median rounds; the per-round ratios show how much one round can move it.
+  const ceilingRatio = (what: string, id: string, goal: number): void =>
+    check(what, peakOf(id, 'keyward-process') / peakOf(id, 'uws-ceiling'), goal, '', false, ` (rounds: ${roundRatios(id).map(f2).join(', ')})`);
+  ceilingRatio('verifyKey (credits + limit) req/s ÷ uWS ceiling', 'verify-credits', 0.6);
+  ceilingRatio('verifyKey (plain) req/s ÷ uWS ceiling', 'verify-plain', 0.6);
+  ceilingRatio('limit (many identifiers) req/s ÷ uWS ceiling', 'limit-many', 0.65);
+  ceilingRatio('limit (hot identifier) req/s ÷ uWS ceiling', 'limit-hot', 0.65);
   // The issue's targets concern verifyKey and limit; mixed and createKey ratios are in the summary only.
   const targeted = ['verify-credits', 'verify-plain', 'limit-many', 'limit-hot'];
   for (const id of targeted) check(`${id}: keyward (process) ÷ node:http + Redis Lua`, peakOf(id, 'keyward-process') / peakOf(id, 'redis-lua'), 3, '×');
@@ -517,7 +621,7 @@ function writeOutputs(): void {
       const c = cell(s.id, sys);
       if (c === undefined) return `| ${SYSTEM_NAMES[sys]} | missing |`;
       const p = c.peak;
-      return `| ${SYSTEM_NAMES[sys]} | ${n0(p.requestsPerSec)} | ${f2(p.server.busyCores)} | ${n0(p.requestsPerSec / p.server.busyCores)} | ${n0(p.server.rssMaxMiB)} | ${f2(p.latencyP50Ms)} | ${f2(p.latencyP99Ms)} | ${f2(p.wrkCores)} | ${f2(otherPeak(p))} | ${p.non2xx + p.errors} |`;
+      return `| ${SYSTEM_NAMES[sys]} | ${n0(p.requestsPerSec)} | ${c.rounds.map((r) => n0(r.requestsPerSec)).join(' · ')} (${roundSpread(c).toFixed(1)}%) | ${f2(p.server.busyCores)} | ${n0(p.requestsPerSec / p.server.busyCores)} | ${n0(p.server.rssMaxMiB)} | ${f2(p.latencyP50Ms)} | ${f2(p.latencyP99Ms)} | ${f2(p.wrkCores)} | ${f2(otherPeak(p))} | ${p.non2xx + p.errors} |`;
     });
     const latRows = s.systems.flatMap((sys) =>
       (cell(s.id, sys)?.latency ?? []).map(
@@ -529,10 +633,10 @@ function writeOutputs(): void {
     return [
       `### ${s.title}`,
       '',
-      `Peak (wrk, closed loop, ${CFG.peakS} s):`,
+      `Peak (wrk, closed loop, ${CFG.rounds} rounds of ${CFG.peakS} s alternating between the systems; the median round, whose server figures are shown, and every round with their spread):`,
       '',
-      '| system | req/s | server busy cores | req/s per busy core | server RSS max MiB | wrk p50 ms | wrk p99 ms | wrk cores | other load (cores) | non-2xx + errors |',
-      '|---|---|---|---|---|---|---|---|---|---|',
+      '| system | req/s | rounds req/s (spread) | server busy cores | req/s per busy core | server RSS max MiB | wrk p50 ms | wrk p99 ms | wrk cores | other load (cores) | non-2xx + errors |',
+      '|---|---|---|---|---|---|---|---|---|---|---|',
       ...peakRows,
       '',
       `Latency at fixed offered load (open loop, ${CFG.stepS} s per step; latency from the scheduled send time; "service p99" from the actual send; "send lag" = the generator's own lateness):`,
@@ -569,7 +673,7 @@ function writeOutputs(): void {
     '|---|---|---|---|',
     ...tg.rows,
     '',
-    `The p99 targets are measured with the open-loop generator of this run, whose own p99 against the do-nothing uWS ceiling was ${f2(p99At('verify-credits', 'uws-ceiling', 0.1))} ms at ${n0(cell('verify-credits', 'uws-ceiling')?.latency[0]?.offeredRps ?? Number.NaN)} req/s and ${f2(p99At('verify-credits', 'uws-ceiling', 0.5))} ms at ${n0(cell('verify-credits', 'uws-ceiling')?.latency[1]?.offeredRps ?? Number.NaN)} req/s: on this machine a p99 near 2 ms is at the resolution limit of the measurement.`,
+    `The p99 targets are measured with the open-loop generator of this run, whose own p99 against the do-nothing uWS ceiling was ${f2(p99At('verify-credits', 'uws-ceiling', 0.1))} ms at ${n0(cell('verify-credits', 'uws-ceiling')?.latency[0]?.offeredRps ?? Number.NaN)} req/s and ${f2(p99At('verify-credits', 'uws-ceiling', 0.5))} ms at ${n0(cell('verify-credits', 'uws-ceiling')?.latency[1]?.offeredRps ?? Number.NaN)} req/s (the floor of what it can resolve here). ${wake.held ? 'The CPUs were held out of their sleep states during every open-loop run (see Method).' : `**The CPUs could not be held out of their sleep states** (${wake.reason}; run the suite as root): p99s include the machine's wake-up latency.`}`,
     '',
     '## Noise',
     '',
@@ -578,10 +682,10 @@ function writeOutputs(): void {
     '## Method',
     '',
     `- Data: the bench seeds ${CFG.keys.toLocaleString('en-US')} keys with credits (10⁹) and one autoApply limit (10⁹ per minute), and ${CFG.keys.toLocaleString('en-US')} plain keys, into keyward through the real \`keys.createKey\` handler (in-process, on the server's LMDB store), and the same key strings into Redis (hash \`k:<base64 SHA-256 of the key>\`). Limit scenarios draw identifiers uniformly at random from ${CFG.identifiers.toLocaleString('en-US')} (limit 10⁶ per hour, so nothing is refused) or use one hot identifier; identifiers start without a window in every system, so windows are created as the run goes (\`npm run bench:limit\` measures keyward with all 1,000,000 windows live).${full ? '' : ' The short run uses fewer keys and identifiers than `--full` (100,000 keys, 1,000,000 identifiers).'}`,
-    `- Systems, one after the other on the same machine and generators: keyward (one serving thread) with durability \`process\` and then \`disk\` on the same store; a bare uWebSockets.js server answering every path with a reply of the same size as keyward's (the ceiling); node:http + Redis ${(m.redis ?? '').replace(/^Redis /, '')} with Lua scripts (EVALSHA) doing the same verification (hash lookup, disabled/expiry check, the same sliding-window limit, atomic credit decrement) and the same sliding-window limit, ioredis with auto-pipelining; rate-limiter-flexible's \`RateLimiterRedis\` through the same node:http server for the limit scenarios (note: a fixed window, not a sliding one).`,
+    `- Systems, on the same machine and generators: keyward (one serving thread) with durability \`process\` and, afterwards, \`disk\` on the same store; a bare uWebSockets.js server answering every path with a reply of the same size as keyward's (the ceiling); node:http + Redis ${(m.redis ?? '').replace(/^Redis /, '')} with Lua scripts (EVALSHA) doing the same verification (hash lookup, disabled/expiry check, the same sliding-window limit, atomic credit decrement) and the same sliding-window limit, ioredis with auto-pipelining; rate-limiter-flexible's \`RateLimiterRedis\` through the same node:http server for the limit scenarios (note: a fixed window, not a sliding one).`,
     '- **Redis durability**: redis-server runs with `--save "" --appendonly no`: it keeps nothing across a crash, while keyward in `process` mode survives a process crash (LMDB, written at commit, not fsynced) and in `disk` mode a power loss. The Redis peer is therefore favoured on durability.',
-    `- Peak throughput: wrk (Debian) \`-t1 -c${CFG.connections}\`, ${CFG.peakS} s per system and scenario, a Lua script building each request (random key / identifier). Server CPU = utime + stime from /proc/<pid>/stat over the run (for the Redis peer: node:http process + redis-server); "busy cores" = CPU seconds ÷ wall seconds; "req/s per busy core" = req/s ÷ busy cores; RSS = largest VmRSS sampled every 200 ms.`,
-    `- Latency: an open-loop generator (bench/lib/openLoop.ts; ${CFG.connections} keep-alive connections): requests are due on a fixed schedule at 10%, 50% and 90% of that system's own wrk peak, wait for a free connection when all are busy, and their latency counts from the scheduled time, so stalls are not hidden (no coordinated omission). Percentiles from an HdrHistogram (raw histograms in raw.json, compressed base64, µs).`,
+    `- Peak throughput: wrk (Debian) \`-t1 -c${CFG.connections}\`, a Lua script building each request (random key / identifier). keyward (process), the ceiling and the Redis peers run side by side, and each scenario is measured in ${CFG.rounds} rounds of ${CFG.peakS} s per system, the systems one after another within a round in an order rotated from round to round; a cell's peak is its median round (the slower of two), so a slow phase of this shared VM falls on all systems alike and one bad round does not decide a ratio. keyward (disk) runs its ${CFG.rounds} rounds afterwards on the same store. Server CPU = utime + stime from /proc/<pid>/stat over the run (for the Redis peer: node:http process + redis-server); "busy cores" = CPU seconds ÷ wall seconds; "req/s per busy core" = req/s ÷ busy cores; RSS = largest VmRSS sampled every 200 ms.`,
+    `- Latency: an open-loop generator (bench/lib/openLoop.ts; ${CFG.connections} keep-alive connections): requests are due on a fixed schedule at 10%, 50% and 90% of that system's own wrk peak, wait for a free connection when all are busy, and their latency counts from the scheduled time, so stalls are not hidden (no coordinated omission). Percentiles from an HdrHistogram (raw histograms in raw.json, compressed base64, µs). During every open-loop run the bench holds a PM QoS request of 0 µs on /dev/cpu_dma_latency (bench/lib/cpuWake.ts, as latency benchmarks and tuned's latency-performance profile do), so idle CPUs poll instead of halting: on this VM a halted vCPU can take several ms to run again when a packet arrives, which otherwise decides the p99 of every system at low load — the do-nothing ceiling at ${n0(calibration.floorRps)} req/s: p99 ${f2(calibration.floorP99HeldMs)} ms held, ${f2(calibration.floorP99FreeMs)} ms not held${wake.held ? '' : ` (**not held in this run**: ${wake.reason})`}. Peaks (closed loop, CPUs busy) run without it.`,
     `- autocannon (programmatic, closed loop, ${CFG.connections} connections) runs once per scenario against keyward (process) as a cross-check of the Node-side view; its HDR histogram summaries are in raw.json.`,
     '',
     '## Limits of the tools',
@@ -590,7 +694,7 @@ function writeOutputs(): void {
     `- The open-loop generator is one Node thread: offered ${n0(calibration.openLoopOffered)} req/s against the ceiling it sent ${n0(calibration.openLoopMaxRps)} req/s on schedule — its saturation point on this machine. Steps offered above that (some ceiling rows) measure the generator, not the server. Its timer fires at ~1 ms granularity, so latencies include up to ~1 ms of send lag (column "send lag p99"); sub-millisecond percentiles are not resolvable.`,
     `- The generator's own floor: the bare uWS ceiling does nothing, so its open-loop rows are what this generator can resolve on this machine — p99 ${f2(p99At('verify-credits', 'uws-ceiling', 0.1))} ms at 10% and ${f2(p99At('verify-credits', 'uws-ceiling', 0.5))} ms at 50% of the ceiling's peak (verify-credits). The generator also needs more CPU than wrk for the same rate, so at 90% of a system's wrk peak the server may get less CPU than during the wrk run and fall behind (latency then grows with the queue): 90% rows show the edge of saturation on a shared 2-core machine, not a comfortable operating point.`,
     `- autocannon (Node, closed loop) reached ${n0(calibration.autocannonCeilingRps)} req/s against the ceiling: a Node generator saturates well below wrk, which is why peaks come from wrk.`,
-    '- One machine, one run per cell; see Noise for the run-to-run variation.',
+    `- One machine; ${CFG.rounds} peak rounds and one latency run per cell; see Noise for the variation between rounds and between runs.`,
     '',
     '## Scenarios',
     '',
@@ -601,11 +705,11 @@ function writeOutputs(): void {
   writeFileSync(join(outDir, 'report.md'), report);
   writeFileSync(join(outDir, 'raw.json'), JSON.stringify({ date: new Date().toISOString(), command: COMMAND, full, config: CFG, machine: m, calibration, replySizes, noise: nz.data, errors, contended, cells, autocannon: autocannonRuns }, null, 1));
   const readme = [
-    `Measured ${new Date().toISOString().slice(0, 10)} with \`${COMMAND}\` (${full ? 'full run' : 'short run'}) on ${m.cpus}, ${m.memory}, Node ${m.node}; keyward with one serving thread; wrk \`-t1 -c${CFG.connections}\` ${CFG.peakS} s per cell for peaks, open-loop latency at 50% of each system's peak. Load generators share the machine. Redis runs without persistence. Full report: \`bench/results/${relative(join(ROOT, 'bench', 'results'), outDir)}/report.md\`.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} with \`${COMMAND}\` (${full ? 'full run' : 'short run'}) on ${m.cpus}, ${m.memory}, Node ${m.node}; keyward with one serving thread; wrk \`-t1 -c${CFG.connections}\`, median of ${CFG.rounds} rounds of ${CFG.peakS} s alternating between the systems for peaks, open-loop latency at 50% of each system's peak${wake.held ? ' with the CPUs held awake' : ''}. Load generators share the machine. Redis runs without persistence. Full report: \`bench/results/${relative(join(ROOT, 'bench', 'results'), outDir)}/report.md\`.`,
     '',
     summary,
     '',
-    `Targets met: ${tg.met} of ${tg.total} (see the report). ${typeof nz.data === 'object' && nz.data !== null ? `Run-to-run variation of peak req/s: median ${(nz.data as { medianPeakDeltaPct: number }).medianPeakDeltaPct.toFixed(1)}%.` : ''}`,
+    `Targets met: ${tg.met} of ${tg.total} (see the report). Peak rounds of a cell are a median of ${nz.data.medianRoundSpreadPct.toFixed(1)}% apart.${nz.data.previous === undefined ? '' : ` Against the previous run: peak req/s differs by a median of ${nz.data.previous.medianPeakDeltaPct.toFixed(1)}%, ${nz.data.previous.cellsCompared - nz.data.previous.cellsOutsideBand} of ${nz.data.previous.cellsCompared} cells within their noise band.`}`,
   ].join('\n');
   writeFileSync(join(outDir, 'readme-section.md'), readme + '\n');
   note(`\n${summary}\n\nTargets met: ${tg.met} of ${tg.total}\nreport: ${join(outDir, 'report.md')} (${elapsed().toFixed(0)} s)`);
