@@ -1,4 +1,4 @@
-import { randomFillSync } from 'node:crypto';
+import { fillRandom } from './random.js';
 import { base58Fixed } from './base58.js';
 
 export type IdPrefix = 'ws' | 'rk' | 'api' | 'key' | 'perm' | 'role' | 'id' | 'rl' | 'rlns' | 'rlor' | 'req';
@@ -9,7 +9,7 @@ export type IdPrefix = 'ws' | 'rk' | 'api' | 'key' | 'perm' | 'role' | 'id' | 'r
  */
 export function newId(prefix: IdPrefix, nowMs: number): string {
   const bytes = new Uint8Array(16);
-  randomFillSync(bytes, 6);
+  fillRandom(bytes, 6);
   let t = Math.max(0, Math.floor(nowMs));
   for (let i = 5; i >= 0; i--) {
     bytes[i] = t % 256;
@@ -29,7 +29,8 @@ let reqCounter = 36 ** 8;
  */
 export function newRequestId(): string {
   if (reqCounter >= 36 ** 8) {
-    const bytes = randomFillSync(new Uint8Array(8));
+    const bytes = new Uint8Array(8);
+    fillRandom(bytes);
     reqPrefix = '';
     for (const b of bytes) reqPrefix += REQ_ALPHABET[b % 62];
     reqCounter = 0;

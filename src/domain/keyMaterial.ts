@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from './random.js';
 import { base58 } from './base58.js';
 
 /**

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { randomBytes } from '../domain/random.js';
 import { base58 } from '../domain/base58.js';
 import { newId } from '../domain/ids.js';
 import { normalizeGrant } from '../auth/permissions.js';
