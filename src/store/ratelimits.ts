@@ -1,6 +1,5 @@
 // Rate-limit namespaces and overrides in the store (records.ts). Windows belong to the
 // engine (native/src/limit.rs) and are never touched here.
-import { createHash } from 'node:crypto';
 import { newId } from '../domain/ids.js';
 import { getRecord, putRecord, transact } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
@@ -9,7 +8,7 @@ import { IDX, type NamespaceRecord, type OverrideRecord } from './records.js';
 
 /** Mirrors limit.rs storage_id: identifiers over 440 bytes are stored by their hash. */
 export function storageId(identifier: string): string {
-  return Buffer.byteLength(identifier, 'utf8') <= 440 ? identifier : `#${createHash('sha256').update(identifier, 'utf8').digest('base64')}`;
+  return Buffer.byteLength(identifier, 'utf8') <= 440 ? identifier : `#${native.sha256Base64(identifier)}`;
 }
 
 export function overrideKey(namespaceId: string, identifier: string): string {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { randomBytes } from '../domain/random.js';
 import { base58 } from '../domain/base58.js';
 import { newId } from '../domain/ids.js';
@@ -10,7 +9,7 @@ import { META_ROOT_KEYS_VERSION, type RootKeyRecord, type WorkspaceRecord } from
 export const ROOT_KEY_PREFIX = 'kwroot';
 
 export function hashRootKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('base64');
+  return native.sha256Base64(key);
 }
 
 export function generateRootKey(): string {
