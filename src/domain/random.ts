@@ -1,7 +1,8 @@
 // Cryptographically secure random bytes for ids and key material, drawn from node:crypto's
 // CSPRNG in refills of POOL_BYTES rather than one call per value: a call into node:crypto
 // costs more than the handful of bytes an id needs. The source is the same; every byte is
-// handed out once (the pool is refilled, never re-read). One pool per thread (module state).
+// handed out once and then wiped (the pool is refilled, never re-read). One pool per thread
+// (module state).
 import { randomFillSync } from 'node:crypto';
 
 const POOL_BYTES = 4096;
@@ -19,6 +20,7 @@ export function fillRandom(target: Uint8Array, offset = 0, length = target.lengt
     used = 0;
   }
   target.set(pool.subarray(used, used + length), offset);
+  pool.fill(0, used, used + length); // key material does not linger in the pool once handed out
   used += length;
 }
 
