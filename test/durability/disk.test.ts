@@ -8,8 +8,8 @@ afterAll(stopAll);
 
 const DISK = { KEYWARD_DURABILITY: 'disk' };
 
-function restart(server: Server): Promise<Server> {
-  return startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env: DISK });
+function restart(server: Server, env: Record<string, string> = DISK): Promise<Server> {
+  return startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env });
 }
 
 describe('durability=disk', () => {
@@ -65,7 +65,7 @@ async function killMidStream(env: Record<string, string>): Promise<void> {
   const t = await loadThenKill(server, key, 32, (t) => t.acknowledged >= 300, () => server.child.kill('SIGKILL'));
   await server.stop();
   expect(t.refused).toBe(0);
-  server = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env });
+  server = await restart(server, env);
   const balance = expectOk(await call(server, 'keys.getKey', { keyId })).credits.remaining as number;
   expect(ledgerViolations({ initial, acknowledged: t.acknowledged, inflight: t.sent - t.answered }, balance)).toEqual([]);
 }
