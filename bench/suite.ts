@@ -392,8 +392,9 @@ async function main(): Promise<void> {
     // The floor of the latency measurement: the do-nothing ceiling at a low fixed rate, with
     // and without the CPUs held awake.
     const floorRps = 5_000;
-    const floorHeld = await openLoopAwake({ port: ceiling.port, rate: floorRps, durationS: CFG.stepS, connections: CFG.connections, next: hot });
-    const floorFree = await openLoopAwake({ port: ceiling.port, rate: floorRps, durationS: CFG.stepS, connections: CFG.connections, next: hot }, false);
+    const floorRun = { port: ceiling.port, rate: floorRps, durationS: CFG.stepS, connections: CFG.connections, next: hot };
+    const floorHeld = await openLoopAwake(floorRun);
+    const floorFree = await openLoopAwake(floorRun, false);
     const ac = await runAutocannon(probe, ceilingTarget, CFG.autocannonS);
     const wrkProbe = await measurePeak(probe, ceilingTarget);
     calibration = { openLoopMaxRps: ol.sentRps, openLoopOffered: offered, autocannonCeilingRps: ac.requestsPerSec, wrkCeilingCores: wrkProbe.wrkCores, floorRps, floorP99HeldMs: floorHeld.p99Ms, floorP99FreeMs: floorFree.p99Ms };
