@@ -28,6 +28,8 @@ export interface Config {
   readonly initialMapBytes: number;
   /** Commit through LMDB's writable map, with the map's disk space reserved up front (default). */
   readonly writeMap: boolean;
+  /** Slots of each serving thread's verification cache (0 = off). */
+  readonly verifyCacheSlots: number;
   /** Absolute base URL used in error `type` links; defaults to http://host:port. */
   readonly publicUrl: string;
 }
@@ -108,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // about half as fast when every turn's commit is fsynced (disk mode): an fsync then
     // write-protects each page the turn wrote (README, Durability and storage).
     writeMap: oneOf(env, 'KEYWARD_WRITE_MAP', ['on', 'off'] as const, durability === 'process' ? 'on' : 'off') === 'on',
+    verifyCacheSlots: int(env, 'KEYWARD_VERIFY_CACHE', 131_072, 0, 16_777_216),
     publicUrl: (env.KEYWARD_PUBLIC_URL?.trim() || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
   });
 }

@@ -21,6 +21,7 @@ export const VERSION = packageJson === undefined ? '0.0.0' : (JSON.parse(readFil
 
 export function openStore(config: Config): void {
   native.open(config.dataDir, config.durability === 'disk', config.syncIntervalMs, config.initialMapBytes, config.writeMap);
+  native.setVerifyCache(config.verifyCacheSlots);
   setDurability(config.durability);
   enableGroupCommit();
 }

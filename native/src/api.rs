@@ -12,6 +12,7 @@ use std::path::Path;
 use crate::credits::{self, Credits};
 use crate::hot as hot_mod;
 use crate::limit::{self, LimitError, LimitRequest};
+use crate::verified;
 use crate::verify::{self, Named, Request, VerifyError};
 use crate::hash;
 use crate::meta;
@@ -350,7 +351,8 @@ pub fn root_keys_version(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Er
     Ok(env.double(meta::root_keys_version()?)?)
 }
 
-/// stats(): { usedBytes, mapBytes, pageSize, lastTxnId, entries } (all numbers).
+/// stats(): { usedBytes, mapBytes, pageSize, lastTxnId, entries, writeMap, verifyCacheHits,
+/// verifyCacheMisses }.
 pub fn stats(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     let s = store::stats()?;
     let out = env.object()?;
@@ -360,6 +362,9 @@ pub fn stats(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     env.set_named(out, c"lastTxnId", env.double(s.last_txn_id as f64)?)?;
     env.set_named(out, c"entries", env.double(s.entries as f64)?)?;
     env.set_named(out, c"writeMap", env.boolean(s.write_map)?)?;
+    let (hits, misses) = verified::counts();
+    env.set_named(out, c"verifyCacheHits", env.double(hits as f64)?)?;
+    env.set_named(out, c"verifyCacheMisses", env.double(misses as f64)?)?;
     Ok(out)
 }
 
@@ -623,6 +628,17 @@ pub fn batch_begin(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
 /// (STORE_RETRY_MAP_FULL, STORE_IO) nothing of the batch was committed.
 pub fn batch_commit(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     Ok(env.boolean(store::batch_commit()?)?)
+}
+
+/// setVerifyCache(slots: number): void — slots of each serving thread's verification cache
+/// (see verified.rs; 0 turns it off).
+pub fn set_verify_cache(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let slots = number_arg(env, args[0], "slots")?;
+    if !(0.0..=16_777_216.0).contains(&slots) || slots.fract() != 0.0 {
+        return Err(bad("slots must be an integer from 0 to 16777216"));
+    }
+    verified::set_slots(slots as usize);
+    Ok(env.undefined()?)
 }
 
 /// setGroupCommit(on: boolean): void — see hot::set_group_commit.

@@ -17,6 +17,7 @@ mod napi;
 mod permissions;
 mod records;
 mod store;
+mod verified;
 mod verify;
 mod window;
 
@@ -57,6 +58,7 @@ exports! {
     c"sweepWindows" => api::sweep_windows,
     c"findOverride" => api::find_override,
     c"setGroupCommit" => api::set_group_commit,
+    c"setVerifyCache" => api::set_verify_cache,
     c"batchBegin" => api::batch_begin,
     c"batchCommit" => api::batch_commit,
     c"creditsGet" => api::credits_get,

@@ -269,7 +269,7 @@ pub fn sweep(after: &[u8], now_ms: i64, max: usize) -> Result<(Vec<u8>, usize), 
             })
         })?;
         for k in &stale {
-            store::del(Table::RATELIMIT_WINDOWS, k)?;
+            store::del_counter(Table::RATELIMIT_WINDOWS, k)?;
         }
         Ok((if seen < max { Vec::new() } else { last }, stale.len()))
     })

@@ -209,6 +209,8 @@ struct ActiveTxn {
     map_full: bool,
     /// Opened by `batch_begin` (group commit of hot calls), not by `transaction`.
     batch: bool,
+    /// The records epoch was bumped in this txn (see `records_epoch`).
+    records_changed: bool,
     /// Freed by LMDB when the txn ends (cursors of a write txn are).
     cursors: Cursors,
     guard: RwLockReadGuard<'static, Option<Store>>,
@@ -760,22 +762,69 @@ pub fn get<R>(table: Table, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> R
     with_read(|store, txn, cursors| Ok(f(unsafe { cursor_get(cursors.cursor(store, txn, table)?, key)? })))
 }
 
-/// Inserts or replaces. Only inside `transaction`.
-pub fn put(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
-    check_key(key)?;
+/// META key of the records epoch: a counter every committed change of a record bumps, in the
+/// same transaction as the change. "Records" are everything but the counters the hot calls
+/// keep (rate-limit windows and credit balances, written by `put_counter` and removed by
+/// `del_counter`), so an answer computed without reading a counter stays exact for as long
+/// as the epoch it was computed under is current — in every thread and every process
+/// sharing the store.
+const RECORDS_EPOCH: &[u8] = b"records_epoch";
+
+/// The records epoch of this view's snapshot, with the store's open generation (an epoch
+/// read from another open of a store is never equal to one read now).
+pub fn records_epoch(v: &View<'_>) -> Result<(u64, u64)> {
+    let epoch = v.get(Table::META, RECORDS_EPOCH)?.and_then(|b| <[u8; 8]>::try_from(b).ok()).map_or(0, u64::from_le_bytes);
+    Ok((v.store.generation, epoch))
+}
+
+/// Bumps the records epoch once per write transaction, before its first record change.
+fn note_records_change() -> Result<()> {
+    let first = ACTIVE.with(|a| a.borrow_mut().as_mut().is_some_and(|t| !std::mem::replace(&mut t.records_changed, true)));
+    if !first {
+        return Ok(());
+    }
     with_write(|store, txn, cursors| {
-        let (mut k, mut v) = (val(key), val(value));
+        let cursor = cursors.cursor(store, txn, Table::META)?;
         // SAFETY: the cursor belongs to this thread's live write txn.
-        match unsafe { ffi::mdb_cursor_put(cursors.cursor(store, txn, table)?, &mut k, &mut v, 0) } {
-            0 => Ok(()),
-            ffi::MDB_MAP_FULL => Err(StoreError::RetryMapFull),
-            rc => Err(StoreError::Lmdb("put", rc)),
-        }
+        let epoch = unsafe { cursor_get(cursor, RECORDS_EPOCH)? }.and_then(|b| <[u8; 8]>::try_from(b).ok()).map_or(0, u64::from_le_bytes);
+        raw_put(cursor, RECORDS_EPOCH, &(epoch + 1).to_le_bytes())
     })
 }
 
-/// Deletes `key`; true if it existed. Only inside `transaction`.
+fn raw_put(cursor: *mut ffi::MDB_cursor, key: &[u8], value: &[u8]) -> Result<()> {
+    let (mut k, mut v) = (val(key), val(value));
+    // SAFETY: the caller passes a cursor of this thread's live write txn.
+    match unsafe { ffi::mdb_cursor_put(cursor, &mut k, &mut v, 0) } {
+        0 => Ok(()),
+        ffi::MDB_MAP_FULL => Err(StoreError::RetryMapFull),
+        rc => Err(StoreError::Lmdb("put", rc)),
+    }
+}
+
+/// Inserts or replaces. Only inside `transaction`. A record change (see `RECORDS_EPOCH`).
+pub fn put(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
+    check_key(key)?;
+    note_records_change()?;
+    put_counter(table, key, value)
+}
+
+/// `put` for the counters of the hot calls (a credit balance, a window): leaves the records
+/// epoch alone. Only for values no cached answer is computed from.
+pub fn put_counter(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
+    check_key(key)?;
+    with_write(|store, txn, cursors| raw_put(cursors.cursor(store, txn, table)?, key, value))
+}
+
+/// Deletes `key`; true if it existed. Only inside `transaction`. A record change (see
+/// `RECORDS_EPOCH`).
 pub fn del(table: Table, key: &[u8]) -> Result<bool> {
+    check_key(key)?;
+    note_records_change()?;
+    del_counter(table, key)
+}
+
+/// `del` for a counter of the hot calls (a stale window): leaves the records epoch alone.
+pub fn del_counter(table: Table, key: &[u8]) -> Result<bool> {
     check_key(key)?;
     with_write(|store, txn, cursors| {
         let cursor = cursors.cursor(store, txn, table)?;
@@ -929,6 +978,7 @@ fn begin_active(batch: bool) -> Result<usize> {
                 txn,
                 map_full: false,
                 batch,
+                records_changed: false,
                 cursors: Cursors::new(),
                 guard,
             })
@@ -1327,7 +1377,7 @@ mod tests {
             "{before} -> {}",
             after.map_bytes
         );
-        assert_eq!(after.entries, 6000);
+        assert_eq!(after.entries, 6000 + 1, "and the records epoch");
         assert_eq!(get_vec(windows, b"one-003999").unwrap(), value);
         assert_eq!(get_vec(windows, b"many-001999").unwrap(), value);
     }
@@ -1348,11 +1398,57 @@ mod tests {
         f.open(64 * 1024);
         assert_eq!(get_vec(creds, b"k"), Some(b"10".to_vec()));
         let s = stats().unwrap();
-        assert_eq!(s.entries, 501);
+        assert_eq!(s.entries, 502, "the 501 puts and the records epoch");
         assert_eq!(s.used_bytes, used);
         // Reopening with a map smaller than the data still works and grows on demand.
         put_one(creds, b"later", &[2u8; 200_000]);
         sync().unwrap();
+    }
+
+    fn epoch() -> (u64, u64) {
+        view(|v| records_epoch(v)).unwrap()
+    }
+
+    #[test]
+    fn record_changes_bump_the_records_epoch_once_per_committed_txn() {
+        let f = Fixture::new("epoch", 0);
+        let (generation, start) = epoch();
+        assert_eq!(start, 0, "a new store");
+        put_one(t("keys"), b"k", b"1");
+        assert_eq!(epoch(), (generation, 1));
+        transaction(|| {
+            put(t("apis"), b"a", b"1")?;
+            del(t("keys"), b"k")?;
+            put(t("roles"), b"r", b"1")
+        })
+        .unwrap();
+        assert_eq!(epoch(), (generation, 2), "one bump for the whole txn");
+        // Counters are not records.
+        transaction(|| {
+            put_counter(t("ratelimit_windows"), b"c", b"5")?;
+            put_counter(t("ratelimit_windows"), b"w", b"1")?;
+            del_counter(t("ratelimit_windows"), b"w").map(|_| ())
+        })
+        .unwrap();
+        assert_eq!(epoch(), (generation, 2));
+        // An aborted txn bumps nothing.
+        let aborted: Result<(), StoreError> = transaction(|| {
+            put(t("keys"), b"k2", b"1")?;
+            Err(StoreError::BadArgument("abort".into()))
+        });
+        assert!(aborted.is_err());
+        assert_eq!(epoch(), (generation, 2));
+        // A group-commit batch with a record change bumps it too.
+        batch_begin().unwrap();
+        put(t("credits"), b"c", b"6").unwrap();
+        assert!(batch_commit().unwrap());
+        assert_eq!(epoch(), (generation, 3));
+        // Another open of the store is another generation; the epoch itself is stored.
+        close().unwrap();
+        f.open(0);
+        let (reopened, kept) = epoch();
+        assert_ne!(reopened, generation);
+        assert_eq!(kept, 3);
     }
 
     #[test]

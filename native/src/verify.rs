@@ -7,7 +7,7 @@
 //! is run again inside a write transaction (re-reading everything, so concurrent callers
 //! are serialised by LMDB's writer lock and no update is lost).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -18,7 +18,8 @@ use crate::msgpack::DecodeError;
 use crate::permissions;
 use crate::records::{self, IdentityRecord, KeyRecord, RatelimitDef, RoleRecord};
 use crate::hot::{self, Effect, KeyBuf, Scratch};
-use crate::store::{StoreError, Table, View};
+use crate::store::{self, StoreError, Table, View};
+use crate::verified::{self, Entry};
 use crate::window::{self, Decision};
 
 pub struct Request<'a> {
@@ -99,9 +100,21 @@ const WRITERS_LIMIT: usize = 200_000;
 /// Verifies; the `data` JSON of the reply is left in `scratch.out`.
 pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, VerifyError> {
     let hash = hash::sha256(req.key);
+    let reusable = req.query.is_none() && req.named.is_empty();
+    if reusable {
+        let hit = reuse(req, &hash, scratch)?;
+        verified::count(hit);
+        if hit {
+            return Ok(Effect::Read);
+        }
+    }
     let expect_writes = WRITERS.with(|w| w.borrow().contains(&hash));
-    let effect = hot::run(expect_writes, scratch, |v, s| evaluate(v, req, &hash, s))?;
+    let keep = Cell::new(None);
+    let effect = hot::run(expect_writes, scratch, |v, s| evaluate(v, req, &hash, s, reusable.then_some(&keep)))?;
     let wrote = effect != Effect::Read;
+    if let Some(entry) = keep.take().filter(|_| !wrote) {
+        verified::with(|cache| cache.insert(entry));
+    }
     if wrote != expect_writes {
         WRITERS.with(|w| {
             let mut w = w.borrow_mut();
@@ -116,6 +129,23 @@ pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, Verify
         });
     }
     Ok(effect)
+}
+
+/// Answers from the verification cache when it holds this key's answer and that answer
+/// still holds for this caller, at this time, under the store's current records epoch.
+fn reuse(req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scratch) -> Result<bool, VerifyError> {
+    verified::with(|cache| {
+        let Some(entry) = cache.get(hash) else { return Ok(false) };
+        if entry.workspace_id() != req.workspace_id.as_bytes() || !api_allowed(req.allowed_apis, entry.api_id()) || entry.expired(req.now_ms) {
+            return Ok(false);
+        }
+        if store::view(|v| store::records_epoch(v))? != entry.epoch() {
+            cache.remove(hash);
+            return Ok(false);
+        }
+        scratch.answer_with(entry.answer());
+        Ok(true)
+    })
 }
 
 fn api_allowed(allowed: &str, api_id: &[u8]) -> bool {
@@ -138,8 +168,11 @@ fn window_key<'k>(scope: &'static str, owner: &'k [u8], name: &'k [u8]) -> [&'k 
     [scope.as_bytes(), b"/", owner, b"/", name]
 }
 
-fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scratch) -> Result<(), VerifyError> {
+/// `keep`: for a request the cache may answer, set to the cache entry of an answer that
+/// depends on records alone (see verified.rs), else left None.
+fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scratch, keep: Option<&Cell<Option<Entry>>>) -> Result<(), VerifyError> {
     let out = &mut scratch.out;
+    let answer_start = out.len();
     let Some(key_bytes) = v.get(Table::KEY_RECORDS, hash)? else {
         json::raw(out, NOT_FOUND);
         return Ok(());
@@ -218,6 +251,9 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scra
         scratch.puts.push(Table::RATELIMIT_WINDOWS, &window_key(c.scope, c.owner, c.def.name), c.decision.next.encode());
     }
     reply.json(out, "VALID", balance, Some((&checks, true)));
+    if let Some(keep) = keep.filter(|_| credits.is_none() && checks.is_empty()) {
+        keep.set(Some(Entry::new(*hash, store::records_epoch(v)?, key.expires_at_ms, key.workspace_id, key.api_id, &out[answer_start..])));
+    }
     Ok(())
 }
 

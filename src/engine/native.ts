@@ -27,6 +27,10 @@ export interface StoreStats {
   entries: number;
   /** Commits go through the writable map (disk space for the whole map reserved). */
   writeMap: boolean;
+  /** Verifications the verification cache may answer since the process started: answered by it… */
+  verifyCacheHits: number;
+  /** …and not (no entry, or a record changed since it was kept). */
+  verifyCacheMisses: number;
 }
 
 export interface NativeModule {
@@ -49,6 +53,11 @@ export interface NativeModule {
    */
   rootKeysVersion(): number;
   sha256Base64(input: StoreKey): string;
+  /**
+   * Slots of each thread's verification cache (KEYWARD_VERIFY_CACHE; 0 turns it off): answers
+   * that depend on records alone, reused while no record changed (native/src/verified.rs).
+   */
+  setVerifyCache(slots: number): void;
 }
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -4,6 +4,7 @@
 //   keyward_requests_total{procedure,status}
 //   keyward_request_duration_seconds{procedure} histogram (from first byte to reply)
 //   keyward_store_used_bytes / keyward_store_map_bytes / keyward_store_entries
+//   keyward_verify_cache_hits_total / keyward_verify_cache_misses_total
 // Counters are float64: exact up to 2^53 requests.
 import type { StoreStats } from '../engine/native.js';
 
@@ -103,6 +104,12 @@ export class Metrics {
         '# HELP keyward_store_write_map 1 when commits go through the writable map (KEYWARD_WRITE_MAP), 0 on pwrite.',
         '# TYPE keyward_store_write_map gauge',
         `keyward_store_write_map ${store.writeMap ? 1 : 0}`,
+        '# HELP keyward_verify_cache_hits_total Verifications answered from the verification cache (KEYWARD_VERIFY_CACHE).',
+        '# TYPE keyward_verify_cache_hits_total counter',
+        `keyward_verify_cache_hits_total ${store.verifyCacheHits}`,
+        '# HELP keyward_verify_cache_misses_total Verifications the cache may answer that it did not (not kept yet, or a record changed).',
+        '# TYPE keyward_verify_cache_misses_total counter',
+        `keyward_verify_cache_misses_total ${store.verifyCacheMisses}`,
       );
     }
     return lines.join('\n') + '\n';

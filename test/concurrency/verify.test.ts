@@ -92,4 +92,24 @@ describe('concurrent verifications', () => {
     }
     expect(expectOk(await call(s, 'keys.getKey', { keyId })).credits.remaining).toBe(10_000 - valid);
   });
+
+  it('a key changed on one thread is answered anew by both (the verification cache follows every change)', async () => {
+    const s = srv();
+    const apiId = await createApi(s);
+    const { key, keyId } = expectOk(await call(s, 'keys.createKey', { apiId })) as { key: string; keyId: string };
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+    const codes = async (): Promise<string[]> => [...new Set((await Promise.all(Array.from({ length: 300 }, () => post(agent, s.url, s.rootKey, '/v2/keys.verifyKey', { key })))).map((r) => r.json.data?.code ?? 'none'))];
+    const hits = async (): Promise<number> => Number(/^keyward_verify_cache_hits_total (\d+)$/m.exec(await (await fetch(`${s.url}/metrics`)).text())?.[1]);
+    try {
+      const before = await hits();
+      expect(await codes()).toEqual(['VALID']);
+      expect(await hits()).toBeGreaterThan(before);
+      for (const [enabled, code] of [[false, 'DISABLED'], [true, 'VALID'], [false, 'DISABLED']] as const) {
+        expectOk(await call(s, 'keys.updateKey', { keyId, enabled }));
+        expect(await codes()).toEqual([code]);
+      }
+    } finally {
+      agent.destroy();
+    }
+  });
 });

@@ -1,0 +1,230 @@
+// The verification cache (native/src/verified.rs): answers that depend on records alone are
+// reused while the store's records epoch is unchanged. Contract: a reused answer is exactly
+// the answer a fresh evaluation would give — every record change (in this thread, another
+// thread or another process) shows in the very next verification, and what the answer does
+// not carry in its records (the caller's workspace and API grants, the clock against the
+// key's expiry) is checked on every reuse.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Principal } from '../../src/auth/permissions.js';
+import { createApi } from '../../src/procedures/apis/createApi.js';
+import type { Ctx } from '../../src/procedures/context.js';
+import { updateIdentity } from '../../src/procedures/identities/updateIdentity.js';
+import { addRoles } from '../../src/procedures/keys/addRoles.js';
+import { createKey, type CreateKeyInput } from '../../src/procedures/keys/createKey.js';
+import { deleteKey } from '../../src/procedures/keys/deleteKey.js';
+import { updateCredits } from '../../src/procedures/keys/updateCredits.js';
+import { updateKey } from '../../src/procedures/keys/updateKey.js';
+import { createRole } from '../../src/procedures/permissions/createRole.js';
+import { setRolePermissions } from '../../src/procedures/permissions/setRolePermissions.js';
+import { markApiDeleted } from '../../src/store/apis.js';
+import { keyHashBytes } from '../../src/store/keys.js';
+
+interface Native {
+  open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void;
+  close(): void;
+  verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number): string;
+  setVerifyCache(slots: number): void;
+  stats(): { verifyCacheHits: number; verifyCacheMisses: number };
+}
+
+const ADDON = new URL('../../native/keyward.node', import.meta.url).pathname;
+const native = createRequire(import.meta.url)(ADDON) as Native;
+
+const WS = 'ws_cache_test';
+const T0 = Date.UTC(2026, 0, 15, 12);
+const MIN = 60_000;
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'keyward-verify-cache-'));
+  native.open(dir, false, 100, 16 * 1024 * 1024);
+});
+beforeEach(() => native.setVerifyCache(1024));
+afterAll(() => {
+  native.setVerifyCache(131_072);
+  native.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function ctx(nowMs = T0, ws = WS): Ctx {
+  return { principal: new Principal(ws, 'rk_test', ['*']), nowMs, requestId: 'req_test', vaultKey: undefined };
+}
+
+function newKey(opts: Partial<CreateKeyInput> = {}): { keyId: string; key: string; apiId: string } {
+  const apiId = opts.apiId ?? createApi({ name: 'cache-test' }, ctx()).apiId;
+  return { ...createKey({ byteLength: 16, enabled: true, recoverable: false, ...opts, apiId }, ctx()), apiId };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Data = Record<string, any>;
+
+function verify(key: string, o: { now?: number; ws?: string; apis?: string; cost?: number } = {}): Data {
+  const out = native.verifyKey(o.ws ?? WS, o.apis ?? '*', key, o.cost ?? -1, null, '', o.now ?? T0);
+  return JSON.parse(out.slice(1)) as Data;
+}
+
+/** Hits and misses counted while `fn` runs. */
+function counted(fn: () => void): { hits: number; misses: number } {
+  const before = native.stats();
+  fn();
+  const after = native.stats();
+  return { hits: after.verifyCacheHits - before.verifyCacheHits, misses: after.verifyCacheMisses - before.verifyCacheMisses };
+}
+
+describe('reuse', () => {
+  it('a plain key verified twice is answered from the cache the second time, with the same answer', () => {
+    const { key, keyId } = newKey({ name: 'plain', meta: { plan: 'pro' } });
+    let first: Data = {};
+    expect(counted(() => (first = verify(key)))).toEqual({ hits: 0, misses: 1 });
+    let second: Data = {};
+    expect(counted(() => (second = verify(key)))).toEqual({ hits: 1, misses: 0 });
+    expect(second).toEqual(first);
+    expect(second).toEqual({ valid: true, code: 'VALID', keyId, name: 'plain', meta: { plan: 'pro' }, enabled: true });
+  });
+
+  it('keys with credits or applied limits, permission queries and named limits are never cached', () => {
+    const credited = newKey({ credits: { remaining: 3 } });
+    const limited = newKey({ ratelimits: [{ name: 'rl', limit: 10, duration: MIN, autoApply: true }] });
+    const c = counted(() => {
+      expect([1, 2, 3].map(() => verify(credited.key).credits)).toEqual([2, 1, 0]);
+      expect([1, 2].map(() => verify(limited.key).ratelimits[0].remaining)).toEqual([9, 8]);
+    });
+    expect(c.hits).toBe(0);
+    const plain = newKey();
+    verify(plain.key);
+    const q = counted(() => {
+      const out = native.verifyKey(WS, '*', plain.key, -1, 'a.b', '', T0);
+      expect(JSON.parse(out.slice(1))).toMatchObject({ code: 'INSUFFICIENT_PERMISSIONS' });
+    });
+    expect(q).toEqual({ hits: 0, misses: 0 });
+  });
+
+  it('refusals are not cached', () => {
+    const { key, keyId } = newKey();
+    updateKey({ keyId, enabled: false }, ctx());
+    expect(counted(() => [1, 2].forEach(() => expect(verify(key).code).toBe('DISABLED')))).toEqual({ hits: 0, misses: 2 });
+    expect(counted(() => expect(verify('no_such_key_1234567890').code).toBe('NOT_FOUND')).hits).toBe(0);
+  });
+
+  it('setVerifyCache(0) turns it off; bad sizes are refused', () => {
+    native.setVerifyCache(0);
+    const { key } = newKey();
+    expect(counted(() => [1, 2, 3].forEach(() => expect(verify(key).code).toBe('VALID'))).hits).toBe(0);
+    for (const bad of [-1, 1.5, 2 ** 25, Number.NaN]) expect(() => native.setVerifyCache(bad), String(bad)).toThrow(/slots/);
+    expect(() => (native.setVerifyCache as (v: unknown) => void)('10')).toThrow();
+  });
+
+  it('a full cache replaces entries and keeps answering exactly', () => {
+    native.setVerifyCache(4);
+    const keys = Array.from({ length: 12 }, () => newKey());
+    for (let round = 0; round < 3; round++) {
+      for (const k of keys) expect(verify(k.key)).toEqual({ valid: true, code: 'VALID', keyId: k.keyId, enabled: true });
+    }
+  });
+});
+
+describe('what is checked on every reuse', () => {
+  it("the caller's workspace and API grants", () => {
+    const { key, apiId } = newKey();
+    verify(key);
+    expect(verify(key).code).toBe('VALID');
+    expect(verify(key, { ws: 'ws_someone_else' })).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(verify(key, { apis: 'api_other\napi_more' })).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(verify(key, { apis: `api_other\n${apiId}` }).code).toBe('VALID');
+  });
+
+  it("the clock against the key's expiry", () => {
+    const { key } = newKey({ expires: T0 + MIN });
+    expect(verify(key).code).toBe('VALID');
+    expect(verify(key, { now: T0 + MIN }).code).toBe('VALID');
+    expect(verify(key, { now: T0 + MIN + 1 }).code).toBe('EXPIRED');
+    expect(verify(key, { now: T0 + 1 }).code).toBe('VALID');
+  });
+});
+
+describe('every record change shows in the next verification', () => {
+  it('enabled, meta, name, expiry', () => {
+    const { key, keyId } = newKey({ meta: { v: 1 } });
+    verify(key);
+    updateKey({ keyId, enabled: false }, ctx());
+    expect(verify(key).code).toBe('DISABLED');
+    updateKey({ keyId, enabled: true, meta: { v: 2 }, name: 'renamed' }, ctx());
+    verify(key);
+    expect(verify(key)).toMatchObject({ code: 'VALID', meta: { v: 2 }, name: 'renamed' });
+    updateKey({ keyId, expires: T0 - 1 }, ctx());
+    expect(verify(key).code).toBe('EXPIRED');
+  });
+
+  it('credits and limits added to a plain key apply at once', () => {
+    const { key, keyId } = newKey();
+    verify(key);
+    verify(key);
+    updateCredits({ keyId, operation: 'set', value: 2 }, ctx());
+    expect([verify(key).credits, verify(key).credits, verify(key).code]).toEqual([1, 0, 'USAGE_EXCEEDED']);
+    updateCredits({ keyId, operation: 'set', value: null }, ctx());
+    expect(verify(key).credits).toBeUndefined();
+    verify(key);
+    updateKey({ keyId, ratelimits: [{ name: 'tight', limit: 1, duration: MIN, autoApply: true }] }, ctx());
+    expect(verify(key).code).toBe('VALID');
+    expect(verify(key).code).toBe('RATE_LIMITED');
+  });
+
+  it('roles, role permissions and the identity', () => {
+    const { key, keyId } = newKey({ externalId: 'cache_user' });
+    const role = createRole({ name: 'cache_role', permissions: ['p.one'] }, ctx());
+    verify(key);
+    addRoles({ keyId, roles: ['cache_role'] }, ctx());
+    verify(key);
+    expect(verify(key)).toMatchObject({ roles: ['cache_role'], permissions: ['p.one'] });
+    setRolePermissions({ roleId: role.roleId, permissions: ['p.two'] }, ctx());
+    expect(verify(key).permissions).toEqual(['p.two']);
+    updateIdentity({ identity: 'cache_user', meta: { tier: 'gold' } }, ctx());
+    expect(verify(key).identity).toMatchObject({ externalId: 'cache_user', meta: { tier: 'gold' } });
+  });
+
+  it('a deleted key and a deleted API', () => {
+    const a = newKey();
+    verify(a.key);
+    deleteKey({ keyId: a.keyId, permanent: false }, ctx());
+    expect(verify(a.key)).toEqual({ valid: false, code: 'NOT_FOUND' });
+    const b = newKey();
+    verify(b.key);
+    expect(markApiDeleted(WS, b.apiId, T0)).toBe(true);
+    expect(verify(b.key)).toEqual({ valid: false, code: 'NOT_FOUND' });
+  });
+
+  it('a change made by another process', () => {
+    const { key } = newKey();
+    verify(key);
+    expect(counted(() => verify(key)).hits).toBe(1);
+    // The other process removes the key's record straight from the store.
+    const script = `const n = require(${JSON.stringify(ADDON)}); n.open(${JSON.stringify(dir)}, false, 0, 0);
+      n.transaction(() => { if (!n.del('key_records', Buffer.from(${JSON.stringify(keyHashBytes(key).toString('base64'))}, 'base64'))) throw new Error('no record'); });
+      n.close();`;
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+    expect(verify(key)).toEqual({ valid: false, code: 'NOT_FOUND' });
+  });
+
+  it('a store closed and another one opened does not answer from the first', () => {
+    const { key } = newKey();
+    verify(key);
+    native.close();
+    const other = mkdtempSync(join(tmpdir(), 'keyward-verify-cache-other-'));
+    try {
+      native.open(other, false, 100, 16 * 1024 * 1024);
+      expect(verify(key)).toEqual({ valid: false, code: 'NOT_FOUND' });
+      native.close();
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+      native.open(dir, false, 100, 16 * 1024 * 1024);
+    }
+    expect(verify(key).code).toBe('VALID');
+  });
+});
