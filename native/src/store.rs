@@ -777,6 +777,12 @@ pub fn records_epoch(v: &View<'_>) -> Result<(u64, u64)> {
     Ok((v.store.generation, epoch))
 }
 
+/// This thread's open write transaction changed a record: an epoch read through it is not
+/// committed yet (and is lost if the transaction aborts).
+pub fn uncommitted_record_change() -> bool {
+    ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|t| t.records_changed))
+}
+
 /// Bumps the records epoch once per write transaction, before its first record change.
 fn note_records_change() -> Result<()> {
     let first = ACTIVE.with(|a| a.borrow_mut().as_mut().is_some_and(|t| !std::mem::replace(&mut t.records_changed, true)));

@@ -112,7 +112,9 @@ pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, Verify
     let keep = Cell::new(None);
     let effect = hot::run(expect_writes, scratch, |v, s| evaluate(v, req, &hash, s, reusable.then_some(&keep)))?;
     let wrote = effect != Effect::Read;
-    if let Some(entry) = keep.take().filter(|_| !wrote) {
+    // Not kept when computed inside an open transaction that changed records: its epoch is
+    // not committed and would come back, for other records, if that transaction aborted.
+    if let Some(entry) = keep.take().filter(|_| !wrote && !store::uncommitted_record_change()) {
         verified::with(|cache| cache.insert(entry));
     }
     if wrote != expect_writes {

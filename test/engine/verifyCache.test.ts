@@ -29,6 +29,8 @@ interface Native {
   close(): void;
   verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number): string;
   setVerifyCache(slots: number): void;
+  transaction<T>(fn: () => T): T;
+  put(table: string, key: string, value: Buffer): void;
   stats(): { verifyCacheHits: number; verifyCacheMisses: number };
 }
 
@@ -210,6 +212,21 @@ describe('every record change shows in the next verification', () => {
     expect(child.stderr).toBe('');
     expect(child.status).toBe(0);
     expect(verify(key)).toEqual({ valid: false, code: 'NOT_FOUND' });
+  });
+
+  it('an answer computed inside a transaction that changed records and then aborted is not kept', () => {
+    const { key, keyId } = newKey();
+    // The aborted transaction takes the epoch one step further, then gives it back...
+    expect(() =>
+      native.transaction(() => {
+        native.put('roles', 'role_never_committed', Buffer.from('x'));
+        expect(verify(key).code).toBe('VALID');
+        throw new Error('abort');
+      }),
+    ).toThrow('abort');
+    // ...and the next committed change reaches the same epoch with other records.
+    updateKey({ keyId, enabled: false }, ctx());
+    expect(verify(key).code).toBe('DISABLED');
   });
 
   it('a store closed and another one opened does not answer from the first', () => {
