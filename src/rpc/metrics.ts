@@ -91,26 +91,13 @@ export class Metrics {
       lines.push(...rows);
     });
     if (store !== undefined) {
-      lines.push(
-        '# HELP keyward_store_used_bytes Bytes of the LMDB data file in use.',
-        '# TYPE keyward_store_used_bytes gauge',
-        `keyward_store_used_bytes ${store.usedBytes}`,
-        '# HELP keyward_store_map_bytes Current LMDB map size (grows when full).',
-        '# TYPE keyward_store_map_bytes gauge',
-        `keyward_store_map_bytes ${store.mapBytes}`,
-        '# HELP keyward_store_entries Records across all tables.',
-        '# TYPE keyward_store_entries gauge',
-        `keyward_store_entries ${store.entries}`,
-        '# HELP keyward_store_write_map 1 when commits go through the writable map (KEYWARD_WRITE_MAP), 0 on pwrite.',
-        '# TYPE keyward_store_write_map gauge',
-        `keyward_store_write_map ${store.writeMap ? 1 : 0}`,
-        '# HELP keyward_verify_cache_hits_total Verifications answered from the verification cache (KEYWARD_VERIFY_CACHE).',
-        '# TYPE keyward_verify_cache_hits_total counter',
-        `keyward_verify_cache_hits_total ${store.verifyCacheHits}`,
-        '# HELP keyward_verify_cache_misses_total Verifications the cache may answer that it did not (not kept yet, or a record changed).',
-        '# TYPE keyward_verify_cache_misses_total counter',
-        `keyward_verify_cache_misses_total ${store.verifyCacheMisses}`,
-      );
+      const one = (name: string, type: 'gauge' | 'counter', help: string, value: number) => lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`);
+      one('keyward_store_used_bytes', 'gauge', 'Bytes of the LMDB data file in use.', store.usedBytes);
+      one('keyward_store_map_bytes', 'gauge', 'Current LMDB map size (grows when full).', store.mapBytes);
+      one('keyward_store_entries', 'gauge', 'Records across all tables.', store.entries);
+      one('keyward_store_write_map', 'gauge', '1 when commits go through the writable map (KEYWARD_WRITE_MAP), 0 on pwrite.', store.writeMap ? 1 : 0);
+      one('keyward_verify_cache_hits_total', 'counter', 'Verifications answered from the verification cache (KEYWARD_VERIFY_CACHE).', store.verifyCacheHits);
+      one('keyward_verify_cache_misses_total', 'counter', 'Verifications the cache may answer that it did not (not kept yet, or a record changed).', store.verifyCacheMisses);
     }
     return lines.join('\n') + '\n';
   }

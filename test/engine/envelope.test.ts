@@ -1,14 +1,12 @@
 // The success envelope is written in two places: src/rpc/envelope.ts successBody, and the
 // native hot calls when given the request id (native/src/hot.rs envelope_head). This is the
 // golden test that keeps the two byte-for-byte equal.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempStore } from '../helpers/tempStore.js';
 import { Principal } from '../../src/auth/permissions.js';
 import { newRequestId } from '../../src/domain/ids.js';
 import { RawJson } from '../../src/domain/rawJson.js';
-import { engine, limiter, native } from '../../src/engine/native.js';
+import { engine, limiter } from '../../src/engine/native.js';
 import { createApi } from '../../src/procedures/apis/createApi.js';
 import { createKey } from '../../src/procedures/keys/createKey.js';
 import { successBody } from '../../src/rpc/envelope.js';
@@ -17,15 +15,7 @@ import { ensureNamespace } from '../../src/store/ratelimits.js';
 const WS = 'ws_envelope_test';
 const NOW = Date.UTC(2026, 0, 15, 12);
 
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'keyward-envelope-'));
-  native.open(dir, false, 0, 16 * 1024 * 1024);
-});
-afterAll(() => {
-  native.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+tempStore('keyward-envelope-');
 
 const ctx = { principal: new Principal(WS, 'rk_test', ['*']), nowMs: NOW, requestId: 'req_test', vaultKey: undefined };
 

@@ -1,11 +1,9 @@
 // ratelimits.limit / multiLimit engine (native/src/limit.rs + window.rs) called in-process
 // with a frozen clock. Overrides are written by the real store code (src/store/ratelimits.ts).
 // Contract: DESIGN.md §2 "Rate-limit algorithm", reference/unkey-v2.md §4.1–4.3.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempStore } from '../helpers/tempStore.js';
 import { ensureNamespace, removeOverride, upsertOverride } from '../../src/store/ratelimits.js';
 import type { NamespaceRecord } from '../../src/store/records.js';
 import { packLimitRequests, type LimitOutcome } from '../../src/procedures/ratelimits/multiLimit.js';
@@ -29,15 +27,7 @@ const MIN = 60_000;
 
 type Outcome = LimitOutcome;
 
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'keyward-limit-'));
-  native.open(dir, false, 0, 0);
-});
-afterAll(() => {
-  native.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const store = tempStore('keyward-limit-', 0, 0);
 
 let seq = 0;
 /** A fresh namespace id per test (windows and overrides never collide between tests). */
@@ -342,7 +332,7 @@ describe('persistence and sweeping', () => {
     const ns = freshNs().id;
     expect(lim(ns, 'r', 5, MIN, 3, T0).out.remaining).toBe(2);
     native.close();
-    native.open(dir, false, 0, 0);
+    native.open(store.dir(), false, 0, 0);
     expect(lim(ns, 'r', 5, MIN, 0, T0 + 1).out.remaining).toBe(2);
     expect(lim(ns, 'r', 5, MIN, 2, T0 + 2).out).toMatchObject({ success: true, remaining: 0 });
     expect(lim(ns, 'r', 5, MIN, 1, T0 + 3).out.success).toBe(false);

@@ -3,11 +3,9 @@
 // ("Verification codes and order", "Credits", "Refill", "Key rate limits", "Rate-limit
 // algorithm", "Permission query"), reference/unkey-v2.md §3.2 (fields per outcome) and the
 // spec's "States and transitions" table.
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempStore } from '../helpers/tempStore.js';
 import { Principal } from '../../src/auth/permissions.js';
 import { createApi } from '../../src/procedures/apis/createApi.js';
 import type { Ctx } from '../../src/procedures/context.js';
@@ -37,15 +35,7 @@ const OTHER_WS = 'ws_verify_other';
 const T0 = Date.UTC(2026, 0, 15, 12);
 const MIN = 60_000;
 
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'keyward-verify-'));
-  native.open(dir, false, 100, 16 * 1024 * 1024);
-});
-afterAll(() => {
-  native.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+tempStore('keyward-verify-', 100);
 
 function ctx(nowMs = T0, ws = WS): Ctx {
   return { principal: new Principal(ws, 'rk_test', ['*']), nowMs, requestId: 'req_test', vaultKey: undefined };

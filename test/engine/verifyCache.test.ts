@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { tempStore } from '../helpers/tempStore.js';
 import { Principal } from '../../src/auth/permissions.js';
 import { createApi } from '../../src/procedures/apis/createApi.js';
 import type { Ctx } from '../../src/procedures/context.js';
@@ -41,17 +42,9 @@ const WS = 'ws_cache_test';
 const T0 = Date.UTC(2026, 0, 15, 12);
 const MIN = 60_000;
 
-let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'keyward-verify-cache-'));
-  native.open(dir, false, 100, 16 * 1024 * 1024);
-});
+const store = tempStore('keyward-verify-cache-', 100);
 beforeEach(() => native.setVerifyCache(1024));
-afterAll(() => {
-  native.setVerifyCache(131_072);
-  native.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => native.setVerifyCache(131_072));
 
 function ctx(nowMs = T0, ws = WS): Ctx {
   return { principal: new Principal(ws, 'rk_test', ['*']), nowMs, requestId: 'req_test', vaultKey: undefined };
@@ -205,7 +198,7 @@ describe('every record change shows in the next verification', () => {
     verify(key);
     expect(counted(() => verify(key)).hits).toBe(1);
     // The other process removes the key's record straight from the store.
-    const script = `const n = require(${JSON.stringify(ADDON)}); n.open(${JSON.stringify(dir)}, false, 0, 0);
+    const script = `const n = require(${JSON.stringify(ADDON)}); n.open(${JSON.stringify(store.dir())}, false, 0, 0);
       n.transaction(() => { if (!n.del('key_records', Buffer.from(${JSON.stringify(keyHashBytes(key).toString('base64'))}, 'base64'))) throw new Error('no record'); });
       n.close();`;
     const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
@@ -240,7 +233,7 @@ describe('every record change shows in the next verification', () => {
       native.close();
     } finally {
       rmSync(other, { recursive: true, force: true });
-      native.open(dir, false, 100, 16 * 1024 * 1024);
+      native.open(store.dir(), false, 100, 16 * 1024 * 1024);
     }
     expect(verify(key).code).toBe('VALID');
   });
