@@ -21,12 +21,13 @@ static SLOTS: AtomicUsize = AtomicUsize::new(DEFAULT_SLOTS);
 static HITS: AtomicU64 = AtomicU64::new(0);
 static MISSES: AtomicU64 = AtomicU64::new(0);
 
-/// Requests the cache may answer, since the process started: (answered, not answered).
+/// Since the process started: (answers reused, answers of the kind the cache keeps that
+/// were computed in full, because not kept yet or a record changed since).
 pub fn counts() -> (u64, u64) {
     (HITS.load(Ordering::Relaxed), MISSES.load(Ordering::Relaxed))
 }
 
-/// Counts a request the cache may answer: `hit` when it did.
+/// Counts an answer of the kind the cache keeps: `hit` when it was reused.
 pub fn count(hit: bool) {
     if hit { &HITS } else { &MISSES }.fetch_add(1, Ordering::Relaxed);
 }

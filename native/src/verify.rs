@@ -101,12 +101,9 @@ const WRITERS_LIMIT: usize = 200_000;
 pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, VerifyError> {
     let hash = hash::sha256(req.key);
     let reusable = req.query.is_none() && req.named.is_empty();
-    if reusable {
-        let hit = reuse(req, &hash, scratch)?;
-        verified::count(hit);
-        if hit {
-            return Ok(Effect::Read);
-        }
+    if reusable && reuse(req, &hash, scratch)? {
+        verified::count(true);
+        return Ok(Effect::Read);
     }
     let expect_writes = WRITERS.with(|w| w.borrow().contains(&hash));
     let keep = Cell::new(None);
@@ -115,6 +112,7 @@ pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, Verify
     // Not kept when computed inside an open transaction that changed records: its epoch is
     // not committed and would come back, for other records, if that transaction aborted.
     if let Some(entry) = keep.take().filter(|_| !wrote && !store::uncommitted_record_change()) {
+        verified::count(false);
         verified::with(|cache| cache.insert(entry));
     }
     if wrote != expect_writes {

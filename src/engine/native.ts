@@ -27,9 +27,9 @@ export interface StoreStats {
   entries: number;
   /** Commits go through the writable map (disk space for the whole map reserved). */
   writeMap: boolean;
-  /** Verifications the verification cache may answer since the process started: answered by it… */
+  /** Verifications answered from the verification cache since the process started… */
   verifyCacheHits: number;
-  /** …and not (no entry, or a record changed since it was kept). */
+  /** …and those of the kind it keeps that were computed in full (not kept yet, or a record changed since). */
   verifyCacheMisses: number;
 }
 

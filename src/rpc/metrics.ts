@@ -97,7 +97,7 @@ export class Metrics {
       one('keyward_store_entries', 'gauge', 'Records across all tables.', store.entries);
       one('keyward_store_write_map', 'gauge', '1 when commits go through the writable map (KEYWARD_WRITE_MAP), 0 on pwrite.', store.writeMap ? 1 : 0);
       one('keyward_verify_cache_hits_total', 'counter', 'Verifications answered from the verification cache (KEYWARD_VERIFY_CACHE).', store.verifyCacheHits);
-      one('keyward_verify_cache_misses_total', 'counter', 'Verifications the cache may answer that it did not (not kept yet, or a record changed).', store.verifyCacheMisses);
+      one('keyward_verify_cache_misses_total', 'counter', 'Verifications of the kind the cache keeps that were computed in full (not kept yet, or a record changed since).', store.verifyCacheMisses);
     }
     return lines.join('\n') + '\n';
   }
