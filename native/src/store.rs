@@ -773,8 +773,12 @@ const RECORDS_EPOCH: &[u8] = b"records_epoch";
 /// The records epoch of this view's snapshot, with the store's open generation (an epoch
 /// read from another open of a store is never equal to one read now).
 pub fn records_epoch(v: &View<'_>) -> Result<(u64, u64)> {
-    let epoch = v.get(Table::META, RECORDS_EPOCH)?.and_then(|b| <[u8; 8]>::try_from(b).ok()).map_or(0, u64::from_le_bytes);
-    Ok((v.store.generation, epoch))
+    Ok((v.store.generation, epoch_value(v.get(Table::META, RECORDS_EPOCH)?)))
+}
+
+/// The stored epoch (u64 little-endian); 0 before the first record change.
+fn epoch_value(stored: Option<&[u8]>) -> u64 {
+    stored.and_then(|b| <[u8; 8]>::try_from(b).ok()).map_or(0, u64::from_le_bytes)
 }
 
 /// This thread's open write transaction changed a record: an epoch read through it is not
@@ -792,7 +796,7 @@ fn note_records_change() -> Result<()> {
     with_write(|store, txn, cursors| {
         let cursor = cursors.cursor(store, txn, Table::META)?;
         // SAFETY: the cursor belongs to this thread's live write txn.
-        let epoch = unsafe { cursor_get(cursor, RECORDS_EPOCH)? }.and_then(|b| <[u8; 8]>::try_from(b).ok()).map_or(0, u64::from_le_bytes);
+        let epoch = epoch_value(unsafe { cursor_get(cursor, RECORDS_EPOCH)? });
         raw_put(cursor, RECORDS_EPOCH, &(epoch + 1).to_le_bytes())
     })
 }

@@ -90,27 +90,21 @@ impl Cache {
     }
 
     /// The first slot of the pair `hash` maps to (key hashes are uniform: their first bytes
-    /// serve as the index).
-    fn pair(&self, hash: &[u8; 32]) -> usize {
+    /// serve as the index); None when the cache is off.
+    fn pair(&self, hash: &[u8; 32]) -> Option<usize> {
         let word = u64::from_le_bytes(hash[..8].try_into().expect("8 bytes"));
-        (word as usize & (self.slots.len() - 1)) & !1
+        (!self.slots.is_empty()).then(|| (word as usize & (self.slots.len() - 1)) & !1)
     }
 
     pub fn get(&self, hash: &[u8; 32]) -> Option<&Entry> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let i = self.pair(hash);
+        let i = self.pair(hash)?;
         self.slots[i..i + 2].iter().flatten().find(|e| &e.hash == hash).map(|e| &**e)
     }
 
     /// Keeps `entry`, in place of the entry of the same key if there is one, else in the
     /// pair's first slot (its previous occupant moves to the second, whose occupant goes).
     pub fn insert(&mut self, entry: Entry) {
-        if self.slots.is_empty() {
-            return;
-        }
-        let i = self.pair(&entry.hash);
+        let Some(i) = self.pair(&entry.hash) else { return };
         let same = self.slots[i..i + 2].iter().position(|s| s.as_ref().is_some_and(|e| e.hash == entry.hash));
         match same {
             Some(j) => self.slots[i + j] = Some(Box::new(entry)),
@@ -123,10 +117,7 @@ impl Cache {
 
     /// Forgets the entry of `hash` (its answer turned out not to hold).
     pub fn remove(&mut self, hash: &[u8; 32]) {
-        if self.slots.is_empty() {
-            return;
-        }
-        let i = self.pair(hash);
+        let Some(i) = self.pair(hash) else { return };
         for slot in &mut self.slots[i..i + 2] {
             if slot.as_ref().is_some_and(|e| &e.hash == hash) {
                 *slot = None;
