@@ -4,7 +4,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -43,18 +42,6 @@ export function tempDir(): string {
   return dir;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 export function randomRootKey(): string {
   return `kwtest_${randomBytes(18).toString('hex')}`;
 }
@@ -63,27 +50,21 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build first (node_modules/.bin/tsc -p .)`);
   const dataDir = opts.dataDir ?? tempDir();
   const rootKey = opts.rootKey ?? opts.env?.KEYWARD_ROOT_KEY ?? randomRootKey();
-  // A free port can be taken between probing and listening: retry a few times.
-  let lastError: Error | undefined;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    try {
-      return await spawnServer(port, dataDir, rootKey, opts.env ?? {});
-    } catch (err) {
-      lastError = err as Error;
-      if (!/could not listen/.test(lastError.message)) throw lastError;
-    }
-  }
-  throw lastError ?? new Error('could not start keyward');
+  return spawnServer(dataDir, rootKey, opts.env ?? {});
 }
 
-function spawnServer(port: number, dataDir: string, rootKey: string, env: Record<string, string>): Promise<Server> {
+/**
+ * The server picks its own port (KEYWARD_PORT=0, read back from its listening line): a port
+ * probed free here could be taken by another test file's server before this one binds, and
+ * two servers sharing a port (uWS binds with SO_REUSEPORT) would split the requests.
+ */
+function spawnServer(dataDir: string, rootKey: string, env: Record<string, string>): Promise<Server> {
   const child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
     env: {
       ...process.env,
       KEYWARD_HOST: '127.0.0.1',
-      KEYWARD_PORT: String(port),
+      KEYWARD_PORT: '0',
       KEYWARD_DATA_DIR: dataDir,
       KEYWARD_ROOT_KEY: rootKey,
       KEYWARD_LOG_LEVEL: 'warn',
