@@ -9,6 +9,7 @@ use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
+use crate::body;
 use crate::credits::{self, Credits};
 use crate::hot as hot_mod;
 use crate::limit::{self, LimitError, LimitRequest};
@@ -521,6 +522,27 @@ pub fn verify_key(env: Env, args: &[napi_value; 8]) -> Result<napi_value, Error>
     hot_reply(env, request_id.as_deref(), |scratch| verify::verify(&request, scratch).map_err(verify_error))
 }
 
+/// verifyKeyBody(workspaceId, allowedApis, body: Uint8Array, nowMs, requestId?): string |
+/// undefined — verifyKey read straight from the request body's bytes when the body is in its
+/// plain form (body.rs); undefined, having read nothing from the store, when it is not.
+/// Result and errors as verifyKey.
+pub fn verify_key_body(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
+    let body = buffer_arg(env, args[2], "body")?;
+    let Some(b) = body::verify(body) else { return Ok(env.undefined()?) };
+    let (mut ws_buf, mut apis_buf, mut id_buf) = ([0u8; 64], [0u8; 128], [0u8; 128]);
+    let request = Request {
+        workspace_id: &str_arg(env, args[0], &mut ws_buf, "workspaceId")?,
+        allowed_apis: &str_arg(env, args[1], &mut apis_buf, "allowedApis")?,
+        key: b.key.as_bytes(),
+        cost: b.cost,
+        query: b.permissions,
+        named: b.named,
+        now_ms: int_arg(env, args[3], "nowMs")?,
+    };
+    let request_id = optional_str_arg(env, args[4], &mut id_buf, "requestId")?;
+    hot_reply(env, request_id.as_deref(), |scratch| verify::verify(&request, scratch).map_err(verify_error))
+}
+
 /// Runs a hot call with this thread's scratch buffers and returns what it left there as a JS
 /// string: the effect flag, then the answer (or the whole success envelope for `request_id`).
 fn hot_reply(env: Env, request_id: Option<&str>, call: impl FnOnce(&mut hot_mod::Scratch) -> Result<hot_mod::Effect, Error>) -> Result<napi_value, Error> {
@@ -564,6 +586,25 @@ pub fn limit(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error> {
     let mut id_buf = [0u8; 128];
     let request_id = optional_str_arg(env, args[6], &mut id_buf, "requestId")?;
     hot_reply(env, request_id.as_deref(), |scratch| limit::limit(std::slice::from_ref(&request), now_ms, false, scratch).map_err(limit_error))
+}
+
+/// limitBody(workspaceId, body: Uint8Array, nowMs, requestId?): string | undefined — limit
+/// read straight from the request body's bytes when the body is in its plain form (body.rs)
+/// and names a namespace of the workspace by its name; undefined otherwise, having changed
+/// nothing. The caller checks first that the root key may limit every namespace.
+pub fn limit_body(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
+    let body = buffer_arg(env, args[1], "body")?;
+    let Some(b) = body::limit(body) else { return Ok(env.undefined()?) };
+    let (mut ws_buf, mut id_buf) = ([0u8; 64], [0u8; 128]);
+    let workspace_id = str_arg(env, args[0], &mut ws_buf, "workspaceId")?;
+    let now_ms = int_arg(env, args[2], "nowMs")?;
+    let request_id = optional_str_arg(env, args[3], &mut id_buf, "requestId")?;
+    limit::with_namespace_id(&workspace_id, b.namespace, |namespace_id| {
+        let Some(namespace_id) = namespace_id else { return Ok(env.undefined()?) };
+        let request = LimitRequest { namespace_id, identifier: b.identifier, limit: b.limit, duration_ms: b.duration_ms, cost: b.cost };
+        hot_reply(env, request_id.as_deref(), |scratch| limit::limit(std::slice::from_ref(&request), now_ms, false, scratch).map_err(limit_error))
+    })
+    .map_err(limit_error)?
 }
 
 /// limitMany(requests: Buffer, nowMs): string — "1"/"0" + a JSON array of outcomes in

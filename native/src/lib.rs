@@ -4,6 +4,7 @@
 //! panics become JS exceptions carrying a `code`.
 
 mod api;
+mod body;
 mod credits;
 mod migrate;
 mod fixed;
@@ -53,7 +54,9 @@ exports! {
     c"rootKeysVersion" => api::root_keys_version,
     c"sha256Base64" => api::sha256_base64,
     c"verifyKey" => api::verify_key,
+    c"verifyKeyBody" => api::verify_key_body,
     c"limit" => api::limit,
+    c"limitBody" => api::limit_body,
     c"limitMany" => api::limit_many,
     c"sweepWindows" => api::sweep_windows,
     c"findOverride" => api::find_override,

@@ -16,6 +16,9 @@
 //! bytes (LMDB keys are at most 511 bytes); src/store/ratelimits.ts derives it the same way.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use crate::credits;
 use crate::hash;
@@ -96,6 +99,46 @@ pub fn glob_match(pattern: &[u8], text: &[u8]) -> bool {
         }
     }
     p[pi..].iter().all(|&c| c == b'*')
+}
+
+thread_local! {
+    /// Namespace ids this thread has read, by store key (`<workspaceId>/<sid of the name>`),
+    /// with the store generation they were read under. Namespaces are never deleted or
+    /// renamed, so an id once committed stays right for as long as that store is open.
+    static NAMESPACE_IDS: RefCell<(u64, HashMap<Box<[u8]>, Rc<str>>)> = RefCell::new((0, HashMap::new()));
+}
+
+/// Ids remembered per thread before the memo starts over.
+const MAX_NAMESPACE_IDS: usize = 10_000;
+
+/// The id of the namespace named `name` in the workspace (None: there is none by that name),
+/// passed to `f`.
+pub fn with_namespace_id<R>(workspace_id: &str, name: &str, f: impl FnOnce(Option<&str>) -> R) -> Result<R, LimitError> {
+    let mut key = KeyBuf::new();
+    let key = key.of(&[workspace_id.as_bytes(), b"/", storage_id(name).as_bytes()]);
+    let generation = store::last_generation();
+    let known = NAMESPACE_IDS.with(|m| {
+        let m = m.borrow();
+        if m.0 == generation { m.1.get(key).cloned() } else { None }
+    });
+    if let Some(id) = known {
+        return Ok(f(Some(&id)));
+    }
+    let found = store::view(|v| match v.get(Table::RATELIMIT_NAMESPACES, key)? {
+        Some(bytes) => Ok::<_, LimitError>(Some(Rc::<str>::from(String::from_utf8_lossy(records::namespace_id(bytes)?)))),
+        None => Ok(None),
+    })?;
+    // An id read inside a transaction that created records may not be committed yet.
+    if let Some(id) = found.as_ref().filter(|_| !store::uncommitted_record_change()) {
+        NAMESPACE_IDS.with(|m| {
+            let mut m = m.borrow_mut();
+            if m.0 != generation || m.1.len() >= MAX_NAMESPACE_IDS {
+                *m = (generation, HashMap::new());
+            }
+            m.1.insert(key.into(), id.clone());
+        });
+    }
+    Ok(f(found.as_deref()))
 }
 
 /// The override that applies to `identifier` in a namespace, if any.

@@ -154,6 +154,19 @@ pub fn identity(bytes: &[u8]) -> Result<IdentityRecord<'_>> {
     Ok(i)
 }
 
+/// The id of a ratelimit_namespaces value (key `<workspaceId>/<storage_id(name)>`).
+pub fn namespace_id(bytes: &[u8]) -> Result<&[u8]> {
+    let mut id: &[u8] = b"";
+    fields(bytes, |name, r| {
+        match name {
+            b"id" => id = r.str()?,
+            _ => r.skip()?,
+        }
+        Ok(())
+    })?;
+    Ok(id)
+}
+
 /// ratelimit_overrides value. Keys: `<namespaceId>/e/<sid>` (exact identifiers) and
 /// `<namespaceId>/w/<sid>` (identifiers with `*`, matched as patterns), where sid is
 /// `storage_id(identifier)`.

@@ -73,6 +73,7 @@ impl Table {
     pub const IDENTITIES: Table = Table(10);
     pub const RATELIMIT_WINDOWS: Table = Table(13);
     pub const RATELIMIT_OVERRIDES: Table = Table(12);
+    pub const RATELIMIT_NAMESPACES: Table = Table(11);
     pub const META: Table = Table(0);
 }
 
@@ -276,6 +277,12 @@ impl Cursors {
 
 thread_local! {
     static ACTIVE: RefCell<Option<ActiveTxn>> = const { RefCell::new(None) };
+}
+
+/// The generation of the store opened last (each open takes a new one): what a thread may
+/// remember of the store's records is tagged with it.
+pub fn last_generation() -> u64 {
+    GENERATION.load(Ordering::Relaxed)
 }
 
 fn read_guard() -> RwLockReadGuard<'static, Option<Store>> {

@@ -56,6 +56,13 @@ export class Principal {
     return this.grants.some((g) => grantAllows(g, resource, target, action));
   }
 
+  private limitsEverywhereMemo: boolean | undefined;
+
+  /** `ratelimits.*.limit` is allowed: this root key may limit in every namespace. */
+  limitsEverywhere(): boolean {
+    return (this.limitsEverywhereMemo ??= this.can('ratelimits', '*', 'limit'));
+  }
+
   canSomewhere(resource: Resource, action: string): boolean {
     return this.grants.some((g) => grantAllowsSomeId(g, resource, action));
   }

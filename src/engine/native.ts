@@ -105,6 +105,11 @@ export interface VerifyNative {
    * name), STORE_*.
    */
   verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number, requestId?: string): string;
+  /**
+   * verifyKey read straight from the request body's bytes (native/src/body.rs), as verifyKey
+   * returns and throws; undefined, having read nothing, when the body is not in its plain form.
+   */
+  verifyKeyBody(workspaceId: string, allowedApis: string, body: Uint8Array, nowMs: number, requestId: string): string | undefined;
 }
 
 export const engine = native as unknown as VerifyNative;
@@ -112,6 +117,12 @@ export const engine = native as unknown as VerifyNative;
 export interface LimitNative {
   /** ratelimits.limit (native/src/limit.rs): the effect flag + outcome JSON, or + the whole success envelope with `requestId`. */
   limit(namespaceId: string, identifier: string, limit: number, durationMs: number, cost: number, nowMs: number, requestId?: string): string;
+  /**
+   * limit read straight from the request body's bytes (native/src/body.rs) when it is in its
+   * plain form and names an existing namespace of the workspace by name; else undefined,
+   * having changed nothing. The caller checks that the root key may limit every namespace.
+   */
+  limitBody(workspaceId: string, body: Uint8Array, nowMs: number, requestId: string): string | undefined;
   /** multiLimit, all or nothing: the effect flag + JSON array of outcomes (packing in limit.rs). */
   limitMany(requests: Buffer, nowMs: number): string;
   /** The override that applies to an identifier, as JSON {overrideId, identifier, limit, duration}. */

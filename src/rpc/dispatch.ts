@@ -75,6 +75,9 @@ export class Dispatcher {
     try {
       const { route, validate } = this.compiled[routeIndex] as Compiled;
       const principal = authenticate(authorization);
+      const ctx = { principal, nowMs: Date.now(), requestId, vaultKey: this.vaultKey };
+      const served = route.fromBody?.(bytes, ctx);
+      if (served !== undefined) return { reply: { status: 200, body: served.text, headers: undefined }, wrote: commitCount() !== before };
       const input = parseJson(decodeBody(bytes), bytes);
       if (!validate(input)) {
         const errors = fromAjv(validate.errors ?? [], route.procedure);
@@ -84,7 +87,7 @@ export class Dispatcher {
         const id = rule.idField === undefined ? undefined : (input as Record<string, unknown>)[rule.idField];
         requirePermission(principal, rule.resource, typeof id === 'string' ? id : undefined, rule.action);
       }
-      const result = route.handler(input as never, { principal, nowMs: Date.now(), requestId, vaultKey: this.vaultKey });
+      const result = route.handler(input as never, ctx);
       let text: string;
       if (result instanceof RawBody) {
         text = result.text;

@@ -3,6 +3,7 @@
 // before the handler, the handler, and whether it is a hot (native, inline) or management
 // procedure. `ratelimits.*` procedures are also served as `ratelimit.*` (dispatch.ts).
 import type { Resource } from '../auth/permissions.js';
+import type { RawBody } from '../domain/rawJson.js';
 import type { Ctx } from '../procedures/context.js';
 import type { JsonSchema } from '../schemas/common.js';
 import * as apisSchemas from '../schemas/apis.js';
@@ -24,7 +25,7 @@ import { addPermissions } from '../procedures/keys/addPermissions.js';
 import { removePermissions } from '../procedures/keys/removePermissions.js';
 import { setPermissions } from '../procedures/keys/setPermissions.js';
 import { rerollKey } from '../procedures/keys/rerollKey.js';
-import { verifyKey } from '../procedures/keys/verifyKey.js';
+import { verifyKey, verifyKeyFromBody } from '../procedures/keys/verifyKey.js';
 import * as permissionsSchemas from '../schemas/permissions.js';
 import { createPermission } from '../procedures/permissions/createPermission.js';
 import { getPermission } from '../procedures/permissions/getPermission.js';
@@ -43,7 +44,7 @@ import { updateIdentity } from '../procedures/identities/updateIdentity.js';
 import { deleteIdentity } from '../procedures/identities/deleteIdentity.js';
 
 import * as rlSchemas from '../schemas/ratelimits.js';
-import { limit } from '../procedures/ratelimits/limit.js';
+import { limit, limitFromBody } from '../procedures/ratelimits/limit.js';
 import { multiLimit } from '../procedures/ratelimits/multiLimit.js';
 import { setOverride } from '../procedures/ratelimits/setOverride.js';
 import { getOverride } from '../procedures/ratelimits/getOverride.js';
@@ -74,6 +75,14 @@ export interface Route {
   /** Permissions the handler checks once it knows the resource (e.g. the key's API). */
   readonly handlerPermissions?: string;
   readonly handler: (input: never, ctx: Ctx) => unknown;
+  /**
+   * Hot procedures: the whole call made by the engine from the body bytes when the body is
+   * in its plain form (native/src/body.rs), skipping JSON.parse, ajv and the handler; it
+   * returns undefined, having done nothing, for every other body, which then goes the full
+   * way. Permission rules are checked on the full way only, so a route with `permissions`
+   * cannot have this.
+   */
+  readonly fromBody?: (body: Uint8Array, ctx: Ctx) => RawBody | undefined;
 }
 
 export const ROUTES: readonly Route[] = [
@@ -127,6 +136,7 @@ export const ROUTES: readonly Route[] = [
     permissions: [],
     handlerPermissions: 'apis.*.verify_key, or apis.<apiId>.verify_key (keys of other APIs verify as NOT_FOUND)',
     handler: verifyKey,
+    fromBody: verifyKeyFromBody,
   },
   {
     procedure: 'keys.createKey',
@@ -405,6 +415,7 @@ export const ROUTES: readonly Route[] = [
     permissions: [],
     handlerPermissions: 'ratelimits.<namespaceId>.limit; ratelimits.*.create_namespace when the namespace is new',
     handler: limit,
+    fromBody: limitFromBody,
   },
   {
     procedure: 'ratelimits.multiLimit',
@@ -441,7 +452,7 @@ export const ROUTES: readonly Route[] = [
     summary: 'The overrides of a namespace in id order (default page 10, max 100).',
     kind: 'mgmt',
     request: rlSchemas.listOverridesRequest,
-    response: rlSchemas.overrideResponse,
+    response: rlSchemas.listOverridesItem,
     list: true,
     permissions: [],
     handlerPermissions: 'ratelimits.<namespaceId>.read_override',

@@ -1,8 +1,8 @@
-import { RawBody } from '../../domain/rawJson.js';
+import type { RawBody } from '../../domain/rawJson.js';
 import { engine, errorCode } from '../../engine/native.js';
 import { ApiError, invalidInput } from '../../errors/apiError.js';
-import { noteHotEffect } from '../../store/durability.js';
 import type { Ctx } from '../context.js';
+import { hotBody } from '../hotBody.js';
 
 export interface VerifyKeyInput {
   key: string;
@@ -25,22 +25,41 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): RawBody {
     throw new ApiError('insufficient_permissions', "The root key lacks the permission for this procedure. Missing one of these permissions: 'apis.*.verify_key' or 'apis.<apiId>.verify_key'.");
   }
   const named = input.ratelimits === undefined ? '' : input.ratelimits.map(namedLimit).join('\u001e');
-  let out: string;
   try {
-    out = engine.verifyKey(ctx.principal.workspaceId, scope, input.key, input.credits?.cost ?? -1, input.permissions ?? null, named, ctx.nowMs, ctx.requestId);
+    return hotBody(engine.verifyKey(ctx.principal.workspaceId, scope, input.key, input.credits?.cost ?? -1, input.permissions ?? null, named, ctx.nowMs, ctx.requestId));
   } catch (err) {
-    const code = errorCode(err);
-    const message = (err as Error).message;
-    if (code === 'VERIFY_QUERY_SYNTAX') {
-      throw new ApiError('permissions_query_syntax_error', `The permission query is not valid: ${message}.`, { errors: [{ location: 'body.permissions', message, fix: 'combine permission names with AND, OR and parentheses, e.g. "a AND (b OR c)"' }] });
-    }
-    if (code === 'VERIFY_UNKNOWN_LIMIT') {
-      throw new ApiError('precondition_failed', `The rate limit '${message}' was requested but neither the key nor its identity has a limit of that name.`);
-    }
-    throw err;
+    throw engineError(err);
   }
-  noteHotEffect(out.charCodeAt(0));
-  return new RawBody(out.slice(1));
+}
+
+/**
+ * The same call read by the engine straight from the body bytes (Route.fromBody); undefined
+ * (nothing done) when the body is not in its plain form or the root key holds no verify
+ * grant — the full way then validates the body and answers.
+ */
+export function verifyKeyFromBody(body: Uint8Array, ctx: Ctx): RawBody | undefined {
+  const scope = ctx.principal.verifyScope();
+  if (scope === null) return undefined;
+  let out: string | undefined;
+  try {
+    out = engine.verifyKeyBody(ctx.principal.workspaceId, scope, body, ctx.nowMs, ctx.requestId);
+  } catch (err) {
+    throw engineError(err);
+  }
+  return out === undefined ? undefined : hotBody(out);
+}
+
+/** The engine's coded refusals of a request as API errors; anything else as it is. */
+function engineError(err: unknown): unknown {
+  const code = errorCode(err);
+  const message = (err as Error).message;
+  if (code === 'VERIFY_QUERY_SYNTAX') {
+    return new ApiError('permissions_query_syntax_error', `The permission query is not valid: ${message}.`, { errors: [{ location: 'body.permissions', message, fix: 'combine permission names with AND, OR and parentheses, e.g. "a AND (b OR c)"' }] });
+  }
+  if (code === 'VERIFY_UNKNOWN_LIMIT') {
+    return new ApiError('precondition_failed', `The rate limit '${message}' was requested but neither the key nor its identity has a limit of that name.`);
+  }
+  return err;
 }
 
 /** The engine's encoding of one `ratelimits` entry (native/src/api.rs verify_key). */

@@ -1,7 +1,7 @@
-import { RawBody } from '../../domain/rawJson.js';
+import type { RawBody } from '../../domain/rawJson.js';
 import { limiter } from '../../engine/native.js';
-import { noteHotEffect } from '../../store/durability.js';
 import type { Ctx } from '../context.js';
+import { hotBody } from '../hotBody.js';
 import { namespaceForLimit } from './namespace.js';
 
 export interface LimitInput {
@@ -15,7 +15,16 @@ export interface LimitInput {
 /** One synchronous native call; a refusal is data (success:false), not an error. */
 export function limit(input: LimitInput, ctx: Ctx): RawBody {
   const ns = namespaceForLimit(ctx, input.namespace);
-  const out = limiter.limit(ns.id, input.identifier, input.limit, input.duration, input.cost, ctx.nowMs, ctx.requestId);
-  noteHotEffect(out.charCodeAt(0));
-  return new RawBody(out.slice(1));
+  return hotBody(limiter.limit(ns.id, input.identifier, input.limit, input.duration, input.cost, ctx.nowMs, ctx.requestId));
+}
+
+/**
+ * The same call read by the engine straight from the body bytes (Route.fromBody), for a root
+ * key that may limit every namespace; undefined (nothing done) when the body is not in its
+ * plain form or names no existing namespace by its name — the full way then handles it.
+ */
+export function limitFromBody(body: Uint8Array, ctx: Ctx): RawBody | undefined {
+  if (!ctx.principal.limitsEverywhere()) return undefined;
+  const out = limiter.limitBody(ctx.principal.workspaceId, body, ctx.nowMs, ctx.requestId);
+  return out === undefined ? undefined : hotBody(out);
 }
