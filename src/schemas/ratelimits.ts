@@ -53,5 +53,9 @@ export const overrideResponse = object(
   { overrideId: { type: 'string' }, identifier: { type: 'string' }, limit: { type: 'integer' }, duration: { type: 'integer' } },
   ['overrideId', 'identifier', 'limit', 'duration'],
 );
+export const listOverridesItem = object(
+  { overrideId: { type: 'string' }, namespace: { type: 'string', description: 'the namespace name' }, identifier: { type: 'string' }, limit: { type: 'integer' }, duration: { type: 'integer' } },
+  ['overrideId', 'namespace', 'identifier', 'limit', 'duration'],
+);
 export const listOverridesRequest = object({ namespace, cursor: cursorField, limit: pageLimit(10, 100) }, ['namespace']);
 export { emptyObject };

@@ -6,10 +6,11 @@ import type { Ctx, ListResult } from '../context.js';
 import type { OverrideView } from './getOverride.js';
 import { existingNamespace } from './namespace.js';
 
-export function listOverrides(input: { namespace: string; cursor?: string; limit: number }, ctx: Ctx): ListResult<OverrideView> {
+/** Items are getOverride's view plus `namespace` (the namespace's name), a field the spec names for listed overrides. */
+export function listOverrides(input: { namespace: string; cursor?: string; limit: number }, ctx: Ctx): ListResult<OverrideView & { namespace: string }> {
   const ns = existingNamespace(ctx, input.namespace, 'read_override');
   return paginate(`overrides:${ns.id}`, input.cursor, input.limit, (from, n) => idxList(IDX.nsOverrides(ns.id), from, n), (id) => {
     const o = overrideById(ns, id);
-    return o === undefined ? undefined : { overrideId: o.id, identifier: o.identifier, limit: o.limit, duration: o.durationMs };
+    return o === undefined ? undefined : { overrideId: o.id, namespace: ns.name, identifier: o.identifier, limit: o.limit, duration: o.durationMs };
   });
 }

@@ -9,6 +9,7 @@ const srv = liveServer();
 
 interface Override {
   overrideId: string;
+  namespace: string;
   identifier: string;
   limit: number;
   duration: number;
@@ -51,9 +52,9 @@ describe('ratelimits.listOverrides 200', () => {
     expect(seen.map((o) => o.overrideId).sort()).toEqual([...ids].sort());
     expect(new Set(seen.map((o) => o.overrideId)).size).toBe(25);
     for (const o of seen) {
-      expect(Object.keys(o).sort()).toEqual(['duration', 'identifier', 'limit', 'overrideId']);
+      expect(Object.keys(o).sort()).toEqual(['duration', 'identifier', 'limit', 'namespace', 'overrideId']);
       const i = ids.indexOf(o.overrideId);
-      expect(o).toEqual({ overrideId: ids[i], identifier: i % 5 === 0 ? `pat_${i}_*` : `id_${i}`, limit: i, duration: 1_000 + i });
+      expect(o).toEqual({ overrideId: ids[i], namespace: ns, identifier: i % 5 === 0 ? `pat_${i}_*` : `id_${i}`, limit: i, duration: 1_000 + i });
     }
   });
 
