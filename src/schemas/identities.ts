@@ -2,10 +2,10 @@
 import { cursorField, emptyObject, object, pageLimit, type JsonSchema } from './common.js';
 import { externalIdField, ratelimitsList } from './keys.js';
 
-/** Identity meta: any JSON object, at most 1 MiB serialized (checked by the handlers). */
+/** Identity meta: any JSON object of at most 100 properties (reference §1.5), at most 1 MiB serialized (checked by the handlers). */
 export const MAX_IDENTITY_META_BYTES = 1024 * 1024;
 
-const metaObject: JsonSchema = { type: 'object', description: 'Arbitrary JSON returned with verifications of linked keys; at most 1 MiB serialized' };
+const metaObject: JsonSchema = { type: 'object', maxProperties: 100, description: 'Arbitrary JSON returned with verifications of linked keys; at most 100 properties and 1 MiB serialized' };
 const identityRef: JsonSchema = { type: 'string', minLength: 1, maxLength: 255, description: 'identity id or externalId' };
 
 export const createIdentityRequest = object({ externalId: externalIdField, meta: metaObject, ratelimits: ratelimitsList }, ['externalId']);

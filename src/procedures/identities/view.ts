@@ -1,11 +1,12 @@
 // An identity as the identities namespace returns it (Unkey's Identity), and the lookup
 // every id-taking identities procedure shares.
 import { requirePermission } from '../../auth/require.js';
-import { ApiError, invalidInput } from '../../errors/apiError.js';
+import { ApiError } from '../../errors/apiError.js';
 import { MAX_IDENTITY_META_BYTES } from '../../schemas/identities.js';
 import { findIdentity } from '../../store/identities.js';
 import type { IdentityRecord } from '../../store/records.js';
 import type { Ctx } from '../context.js';
+import { metaJson } from '../keys/fields.js';
 import { ratelimitView, type RatelimitView } from '../keys/view.js';
 
 export interface IdentityView {
@@ -24,10 +25,7 @@ export function identityView(identity: IdentityRecord): IdentityView {
 
 /** meta → JSON text, at most 1 MiB. */
 export function identityMetaJson(meta: Record<string, unknown>): string {
-  const json = JSON.stringify(meta);
-  const bytes = Buffer.byteLength(json, 'utf8');
-  if (bytes > MAX_IDENTITY_META_BYTES) throw invalidInput('body.meta', `must be at most ${MAX_IDENTITY_META_BYTES} bytes as JSON, got ${bytes}`);
-  return json;
+  return metaJson(meta, 'body.meta', MAX_IDENTITY_META_BYTES);
 }
 
 /**

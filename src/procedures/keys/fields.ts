@@ -17,10 +17,18 @@ export interface RatelimitInput {
   autoApply: boolean;
 }
 
-/** meta → JSON text, at most 10 KB (the spec's bound). */
-export function metaJson(meta: Record<string, unknown>, location = 'body.meta'): string {
-  const json = JSON.stringify(meta);
-  if (Buffer.byteLength(json, 'utf8') > MAX_META_BYTES) throw invalidInput(location, `must be at most ${MAX_META_BYTES} bytes as JSON, got ${Buffer.byteLength(json, 'utf8')}`);
+/**
+ * meta → JSON text of at most `maxBytes` (a key's: 10 KB, the spec's bound). A number too
+ * large for a double (JSON.parse reads `1e400` as Infinity, which JSON has no text for) is
+ * refused rather than stored as null.
+ */
+export function metaJson(meta: Record<string, unknown>, location = 'body.meta', maxBytes = MAX_META_BYTES): string {
+  const json = JSON.stringify(meta, (name, value: unknown) => {
+    if (typeof value === 'number' && !Number.isFinite(value)) throw invalidInput(location, `holds a number out of range${name === '' ? '' : ` at '${name}'`}`, 'use numbers within ±1.7976931348623157e308');
+    return value;
+  });
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > maxBytes) throw invalidInput(location, `must be at most ${maxBytes} bytes as JSON, got ${bytes}`);
   return json;
 }
 

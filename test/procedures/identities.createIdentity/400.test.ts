@@ -17,6 +17,7 @@ describe('identities.createIdentity 400', () => {
     ['meta an array', { externalId: 'x', meta: [1] }, 'meta'],
     ['meta a string', { externalId: 'x', meta: 'm' }, 'meta'],
     ['meta null', { externalId: 'x', meta: null }, 'meta'],
+    ['meta of 101 properties', { externalId: 'x', meta: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`p${i}`, i])) }, 'meta'],
     ['51 rate limits', { externalId: 'x', ratelimits: Array.from({ length: 51 }, (_, i) => ({ ...limit, name: `l-${i}` })) }, 'ratelimits'],
     ['a rate limit without name', { externalId: 'x', ratelimits: [{ limit: 1, duration: 1000 }] }, 'ratelimits'],
     ['a rate-limit name of 2 characters', { externalId: 'x', ratelimits: [{ ...limit, name: 'ab' }] }, 'ratelimits'],
@@ -27,6 +28,14 @@ describe('identities.createIdentity 400', () => {
   ])('%s → invalid_input naming the field', async (_why, body, field) => {
     const error = expectError(await call(srv(), 'identities.createIdentity', body), 400, 'invalid_input');
     expect(error.errors?.some((e) => e.location.includes(field))).toBe(true);
+  });
+
+  it('meta of 100 properties is accepted; a number beyond the double range (1e400) is a 400, not a stored null', async () => {
+    expectOk(await call(srv(), 'identities.createIdentity', { externalId: 'meta-100', meta: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`p${i}`, i])) }));
+    const error = expectError(await call(srv(), 'identities.createIdentity', null, { rawBody: '{"externalId":"meta-inf","meta":{"n":{"deep":1e400}}}' }), 400, 'invalid_input');
+    expect(error.errors?.[0]?.location).toBe('body.meta');
+    expect(error.errors?.[0]?.message).toContain("'deep'");
+    expectError(await call(srv(), 'identities.getIdentity', { identity: 'meta-inf' }), 404, 'identity_not_found');
   });
 
   it('two rate limits with one name → 400 naming the second; nothing is created', async () => {

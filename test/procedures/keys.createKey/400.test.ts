@@ -66,6 +66,11 @@ describe('keys.createKey 400', () => {
     expect400(res, field);
   });
 
+  it('meta holding a number beyond the double range (1e400) → 400, not a stored null', async () => {
+    const res = await call(srv(), 'keys.createKey', null, { rawBody: `{"apiId":"${apiId}","meta":{"n":1e400}}` });
+    expect400(res, 'meta');
+  });
+
   it('a refused request creates nothing', async () => {
     const before = await call(srv(), 'apis.listKeys', { apiId });
     expect(before.json.data).toEqual([]);
