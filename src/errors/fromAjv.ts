@@ -1,11 +1,13 @@
 import type { ErrorObject } from 'ajv';
 import type { ValidationItem } from './apiError.js';
 
-// Fields v1 callers still send; named in the message so the caller knows why.
+// Fields v1 callers still send; named in the message so the caller knows why. Keyed by the
+// field, or by "<procedure> <field>" for a field removed from one procedure only.
 const REMOVED_V1_FIELDS: Record<string, string> = {
   async: 'the v1 `async` flag was removed in v2',
   resources: 'v1 `resources` were removed in v2',
   ratelimit: 'v2 takes a `ratelimits` array of named limits instead of the single v1 `ratelimit` object',
+  'ratelimits.limit meta': 'v1 `meta` was removed from ratelimits.limit in v2',
 };
 
 function location(instancePath: string): string {
@@ -21,7 +23,7 @@ export function fromAjv(errors: readonly ErrorObject[], procedure: string): Vali
     switch (e.keyword) {
       case 'additionalProperties': {
         const field = String(p.additionalProperty);
-        const why = REMOVED_V1_FIELDS[field];
+        const why = REMOVED_V1_FIELDS[`${procedure} ${field}`] ?? REMOVED_V1_FIELDS[field];
         return {
           location: at === 'body' ? `body.${field}` : `${at}.${field}`,
           message: `unknown field '${field}' is not accepted by ${procedure}${why ? ` (${why})` : ''}`,
