@@ -182,6 +182,16 @@ impl Effect {
     }
 }
 
+/// Discards this thread's batch when dropped (an early return or a panic after
+/// `batch_begin`); `mem::forget` keeps the batch.
+struct DiscardUnlessKept;
+
+impl Drop for DiscardUnlessKept {
+    fn drop(&mut self) {
+        store::batch_abort();
+    }
+}
+
 /// Evaluates over the right transaction (see the module comment); the answer of the
 /// evaluation that counted is left in `scratch.out` (after the flag's place).
 pub fn run<E: From<StoreError>>(expect_writes: bool, scratch: &mut Scratch, eval: impl Fn(&View<'_>, &mut Scratch) -> Result<(), E>) -> Result<Effect, E> {
@@ -202,8 +212,14 @@ pub fn run<E: From<StoreError>>(expect_writes: bool, scratch: &mut Scratch, eval
     }
     if GROUP_COMMIT.load(Ordering::Relaxed) {
         store::batch_begin()?;
+        // JS learns of the batch only from an Ok(OpenedBatch): if the evaluation refuses the
+        // request (a query syntax error, an unknown limit), fails or panics, the batch this
+        // call opened is discarded here, or it would stay open, never committed, under every
+        // later call and keep management writes out (which was a bug).
+        let opened = DiscardUnlessKept;
         evaluate(scratch)?;
         scratch.puts.apply()?;
+        std::mem::forget(opened);
         return Ok(Effect::OpenedBatch);
     }
     let wrote = store::transaction(|| {

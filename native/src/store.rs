@@ -1029,6 +1029,22 @@ pub fn in_batch() -> bool {
     ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|t| t.batch))
 }
 
+/// Discards this thread's batch: nothing of it is committed. False when none is open.
+pub fn batch_abort() -> bool {
+    let active = ACTIVE.with(|a| {
+        let mut a = a.borrow_mut();
+        if a.as_ref().is_some_and(|t| t.batch) {
+            a.take()
+        } else {
+            None
+        }
+    });
+    let Some(active) = active else { return false };
+    // SAFETY: the txn is live; dropping `active` then releases the guard.
+    unsafe { ffi::mdb_txn_abort(active.txn) };
+    true
+}
+
 /// Commits this thread's batch; Ok(false) when none is open.
 pub fn batch_commit() -> Result<bool> {
     let active = ACTIVE.with(|a| {
