@@ -35,8 +35,8 @@ export async function serveThread(config: Config, metrics: Metrics): Promise<Run
   const log = createLogger(config.logLevel);
   const dispatcher = new Dispatcher(config.publicUrl, log, config.vaultKey);
   configureWorkers(config, log);
-  const openapi = JSON.stringify(openApiDocument(ROUTES, config.publicUrl, VERSION));
-  return startServer({
+  let openapi = JSON.stringify(openApiDocument(ROUTES, config.publicUrl, VERSION));
+  const running = await startServer({
     config,
     dispatcher,
     metrics,
@@ -48,4 +48,12 @@ export async function serveThread(config: Config, metrics: Metrics): Promise<Run
       return undefined;
     },
   });
+  // KEYWARD_PORT=0 lets the OS pick the port: the default public URL (error types, the
+  // OpenAPI server) then names the port actually bound, not :0.
+  if (config.port === 0 && config.publicUrl.endsWith(':0')) {
+    const publicUrl = `${config.publicUrl.slice(0, -1)}${running.port}`;
+    dispatcher.publicUrl = publicUrl;
+    openapi = JSON.stringify(openApiDocument(ROUTES, publicUrl, VERSION));
+  }
+  return running;
 }

@@ -34,7 +34,8 @@ export class Dispatcher {
   private readonly index = new Map<string, number>();
 
   constructor(
-    private readonly publicUrl: string,
+    /** Base of the error `type` URLs (set once the port is known when it was 0). */
+    public publicUrl: string,
     private readonly log: Logger,
     private readonly vaultKey: string | undefined,
     routes: readonly Route[] = ROUTES,
