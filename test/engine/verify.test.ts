@@ -342,6 +342,27 @@ describe('refill (lazy, UTC boundaries, sets the balance)', () => {
     expect(verify(set.key, { now: Date.UTC(2026, 0, 17) }).credits).toBe(9);
   });
 
+  it('a refill added by updateKey first applies at the first boundary after it was added', () => {
+    const { key, keyId } = newKey({ credits: { remaining: 0 } });
+    const nextDay = Date.UTC(2026, 0, 16, 0, 0, 10);
+    const added = updateKey({ keyId, credits: { refill: { interval: 'daily', amount: 4 } } }, ctx(nextDay));
+    expect(added.credits).toEqual({ remaining: 0, refill: { interval: 'daily', amount: 4 } });
+    expect(code(key, { now: nextDay + 1 })).toBe('USAGE_EXCEEDED');
+    expect(verify(key, { now: Date.UTC(2026, 0, 17) }).credits).toBe(3);
+    // Monthly: added on the 20th with refillDay 5 → the 5th of the next month.
+    const monthly = newKey({ credits: { remaining: 1 } });
+    updateKey({ keyId: monthly.keyId, credits: { refill: { interval: 'monthly', amount: 100, refillDay: 5 } } }, ctx(Date.UTC(2026, 0, 20)));
+    expect(verify(monthly.key, { now: Date.UTC(2026, 0, 21) }).credits).toBe(0);
+    expect(verify(monthly.key, { now: Date.UTC(2026, 1, 5) }).credits).toBe(99);
+  });
+
+  it('updateKey credits {} changes nothing, on a limited key and on an unlimited one', () => {
+    const limited = newKey({ credits: { remaining: 3, refill: { interval: 'daily', amount: 3 } } });
+    expect(updateKey({ keyId: limited.keyId, credits: {} }, ctx()).credits).toEqual({ remaining: 3, refill: { interval: 'daily', amount: 3 } });
+    const unlimited = newKey();
+    expect(updateKey({ keyId: unlimited.keyId, credits: {} }, ctx()).credits).toBeUndefined();
+  });
+
   it('monthly on refillDay', () => {
     const { key } = newKey({ credits: { remaining: 5, refill: { interval: 'monthly', amount: 100, refillDay: 15 } } });
     expect(verify(key).credits).toBe(4);

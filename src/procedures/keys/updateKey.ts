@@ -37,13 +37,18 @@ function applyCredits(keyId: string, credits: NonNullable<UpdateKeyInput['credit
     deleteCredits(keyId);
     return;
   }
+  if (credits.remaining === undefined && credits.refill === undefined) return; // `credits: {}` changes nothing
   const current = readCredits(keyId, nowMs);
   const remaining = credits.remaining ?? current?.[0];
   if (remaining === undefined) {
     throw invalidInput('body.credits.remaining', 'is required: the key has unlimited credits, so a refill needs a balance too', 'set credits.remaining');
   }
   const [amount, day] = credits.refill === undefined ? [current?.[1] ?? -1, current?.[2] ?? 0] : refillTuple(credits.refill);
-  writeCredits(keyId, [remaining, amount, day, credits.remaining === undefined ? (current?.[3] ?? nowMs) : nowMs]);
+  // The last-refill stamp: now when the balance is set, and when a refill is added to a key
+  // that had none (its first refill is at the first boundary after this call, not at one
+  // that passed before it); otherwise the stamp stays.
+  const refillAdded = amount >= 0 && (current?.[1] ?? -1) < 0;
+  writeCredits(keyId, [remaining, amount, day, credits.remaining === undefined && !refillAdded ? (current?.[3] ?? nowMs) : nowMs]);
 }
 
 export function updateKey(input: UpdateKeyInput, ctx: Ctx): KeyView {
