@@ -4,6 +4,7 @@ import { generateKey } from '../../domain/keyMaterial.js';
 import { seal } from '../../domain/vault.js';
 import { transact } from '../../store/db.js';
 import { keyHashBytes, readCredits, saveKey, writeCredits } from '../../store/keys.js';
+import { MAX_EXPIRES_MS } from '../../schemas/keys.js';
 import type { KeyRecord } from '../../store/records.js';
 import type { Ctx } from '../context.js';
 import { keyFor } from './getKey.js';
@@ -14,7 +15,8 @@ const MINUTE_MS = 60_000;
 /**
  * A new key with the old one's settings (name, meta, identity, expiry, credits, limits,
  * roles, permissions, recoverability, prefix and length); the old key expires
- * `expiration` ms from now, rounded up to a whole minute (0: at once).
+ * `expiration` ms from now, rounded up to a whole minute (0: at once), and no later than
+ * it would have anyway, nor than MAX_EXPIRES_MS.
  */
 export function rerollKey(input: { keyId: string; expiration: number }, ctx: Ctx): { keyId: string; key: string } {
   return transact(() => {
@@ -31,7 +33,8 @@ export function rerollKey(input: { keyId: string; expiration: number }, ctx: Ctx
     const credits = readCredits(old.id, ctx.nowMs);
     if (credits !== undefined) writeCredits(fresh.id, credits);
     const expiresAtMs = input.expiration === 0 ? ctx.nowMs - 1 : Math.ceil((ctx.nowMs + input.expiration) / MINUTE_MS) * MINUTE_MS;
-    saveKey({ ...old, expiresAtMs: Math.min(old.expiresAtMs ?? Infinity, expiresAtMs), updatedAtMs: ctx.nowMs }, old);
+    // Never past the latest `expires` a key may have, so what getKey shows can be written back.
+    saveKey({ ...old, expiresAtMs: Math.min(old.expiresAtMs ?? MAX_EXPIRES_MS, expiresAtMs, MAX_EXPIRES_MS), updatedAtMs: ctx.nowMs }, old);
     return { keyId: fresh.id, key };
   });
 }

@@ -76,6 +76,15 @@ describe('keys.rerollKey 200', () => {
     expect(await getKey(srv(), data.keyId)).not.toHaveProperty('expires');
   });
 
+  it('the largest expiration leaves the old key expiring no later than the latest expires a key may have', async () => {
+    const old = await newKey(srv());
+    await reroll(old.keyId, 4_102_444_800_000);
+    const expires = (await getKey(srv(), old.keyId)).expires as number;
+    expect(expires).toBe(4_102_444_800_000);
+    // …so the value read can be written back.
+    expectOk(await call(srv(), 'keys.updateKey', { keyId: old.keyId, expires }));
+  });
+
   it('an old key that already expires sooner keeps its earlier expiry', async () => {
     const soon = Date.now() + 30_000;
     const old = await newKey(srv(), { expires: soon });
