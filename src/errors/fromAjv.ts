@@ -3,12 +3,13 @@ import type { ValidationItem } from './apiError.js';
 
 // Fields v1 callers still send; named in the message so the caller knows why. Keyed by the
 // field, or by "<procedure> <field>" for a field removed from one procedure only.
-const REMOVED_V1_FIELDS: Record<string, string> = {
-  async: 'the v1 `async` flag was removed in v2',
-  resources: 'v1 `resources` were removed in v2',
-  ratelimit: 'v2 takes a `ratelimits` array of named limits instead of the single v1 `ratelimit` object',
-  'ratelimits.limit meta': 'v1 `meta` was removed from ratelimits.limit in v2',
-};
+// A Map, so a field named like an Object.prototype member (`constructor`) finds nothing.
+const REMOVED_V1_FIELDS = new Map<string, string>([
+  ['async', 'the v1 `async` flag was removed in v2'],
+  ['resources', 'v1 `resources` were removed in v2'],
+  ['ratelimit', 'v2 takes a `ratelimits` array of named limits instead of the single v1 `ratelimit` object'],
+  ['ratelimits.limit meta', 'v1 `meta` was removed from ratelimits.limit in v2'],
+]);
 
 function location(instancePath: string): string {
   if (instancePath === '') return 'body';
@@ -23,7 +24,7 @@ export function fromAjv(errors: readonly ErrorObject[], procedure: string): Vali
     switch (e.keyword) {
       case 'additionalProperties': {
         const field = String(p.additionalProperty);
-        const why = REMOVED_V1_FIELDS[`${procedure} ${field}`] ?? REMOVED_V1_FIELDS[field];
+        const why = REMOVED_V1_FIELDS.get(`${procedure} ${field}`) ?? REMOVED_V1_FIELDS.get(field);
         return {
           location: at === 'body' ? `body.${field}` : `${at}.${field}`,
           message: `unknown field '${field}' is not accepted by ${procedure}${why ? ` (${why})` : ''}`,

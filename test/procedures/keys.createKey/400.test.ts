@@ -71,6 +71,12 @@ describe('keys.createKey 400', () => {
     expect400(res, 'meta');
   });
 
+  it.each(['constructor', 'toString', '__proto__'])('an unknown field named like an Object.prototype member (%s) gets the plain message', async (field) => {
+    const res = await call(srv(), 'keys.createKey', null, { rawBody: `{"apiId":"${apiId}","${field}":{"x":1}}` });
+    expect400(res, field);
+    expect(res.json.error.detail).toContain(`unknown field '${field}' is not accepted by keys.createKey.`);
+  });
+
   it('a refused request creates nothing', async () => {
     const before = await call(srv(), 'apis.listKeys', { apiId });
     expect(before.json.data).toEqual([]);
