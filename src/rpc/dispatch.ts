@@ -81,8 +81,12 @@ export class Dispatcher {
       if (served !== undefined) return { reply: { status: 200, body: served.text, headers: undefined }, wrote: commitCount() !== before };
       const input = parseJson(decodeBody(bytes), bytes);
       if (!validate(input)) {
-        const errors = fromAjv(validate.errors ?? [], route.procedure);
-        throw new ApiError('invalid_input', `The request body for ${route.procedure} is invalid: ${errors.map((e) => e.message).join('; ')}.`, { errors });
+        // At most MAX_REPORTED_ERRORS are listed: a body of many bad items must not make a
+        // reply (and a stall) many times its own size.
+        const all = validate.errors ?? [];
+        const errors = fromAjv(all.slice(0, MAX_REPORTED_ERRORS), route.procedure);
+        const more = all.length > MAX_REPORTED_ERRORS ? ` (and ${all.length - MAX_REPORTED_ERRORS} more)` : '';
+        throw new ApiError('invalid_input', `The request body for ${route.procedure} is invalid: ${errors.map((e) => e.message).join('; ')}${more}.`, { errors });
       }
       for (const rule of route.permissions) {
         const id = rule.idField === undefined ? undefined : (input as Record<string, unknown>)[rule.idField];
@@ -127,6 +131,9 @@ function decodeBody(bytes: Uint8Array): string {
     throw new ApiError('malformed_json', 'The request body is not valid UTF-8.', { errors: [{ location: 'body', message: 'invalid UTF-8' }] });
   }
 }
+
+/** Validation failures listed in one 400 (errors[] and detail); the count of the rest is given. */
+export const MAX_REPORTED_ERRORS = 20;
 
 /** Deepest nesting of arrays/objects accepted in a body (deeper is a 400, not a stack overflow). */
 export const MAX_JSON_DEPTH = 64;

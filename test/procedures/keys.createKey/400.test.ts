@@ -77,6 +77,14 @@ describe('keys.createKey 400', () => {
     expect(res.json.error.detail).toContain(`unknown field '${field}' is not accepted by keys.createKey.`);
   });
 
+  it('a body of 200,000 bad items gets a bounded 400: 20 errors listed, the rest counted', async () => {
+    const res = await call(srv(), 'keys.createKey', { apiId, permissions: new Array(200_000).fill('') });
+    expect400(res, 'permissions');
+    expect(res.json.error.errors).toHaveLength(20);
+    expect(res.json.error.detail).toMatch(/\(and \d+ more\)\.$/);
+    expect(res.text.length).toBeLessThan(20_000);
+  });
+
   it('a refused request creates nothing', async () => {
     const before = await call(srv(), 'apis.listKeys', { apiId });
     expect(before.json.data).toEqual([]);
