@@ -64,10 +64,13 @@ export function flagsToEnv(argv: readonly string[]): { env: Record<string, strin
   return { env, rest };
 }
 
+/** The longest body deadline that still answers 408 before uWebSockets.js drops the connection. */
+export const MAX_REQUEST_TIMEOUT_MS = 7_000;
+
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got '${raw}'`);
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got '${raw}'`);
   const value = Number(raw.trim());
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
@@ -84,6 +87,9 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.KEYWARD_HOST?.trim() || '127.0.0.1';
   const port = int(env, 'KEYWARD_PORT', 8080, 0, 65535);
+  const threads = int(env, 'KEYWARD_THREADS', 1, 1, 64);
+  // Every serving thread binds the port (SO_REUSEPORT): with port 0 each would get its own.
+  if (port === 0 && threads > 1) throw new ConfigError('KEYWARD_PORT=0 (any free port) needs KEYWARD_THREADS=1: each serving thread would bind a different port');
   const vaultKey = env.KEYWARD_VAULT_KEY?.trim() || undefined;
   if (vaultKey !== undefined && Buffer.from(vaultKey, 'base64').length !== 32) {
     throw new ConfigError('KEYWARD_VAULT_KEY must be 32 bytes, base64-encoded');
@@ -101,8 +107,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     durability,
     syncIntervalMs: int(env, 'KEYWARD_SYNC_INTERVAL_MS', 100, 0, 3_600_000),
     maxBodyBytes: int(env, 'KEYWARD_MAX_BODY_BYTES', 1024 * 1024, 64, 256 * 1024 * 1024),
-    requestTimeoutMs: int(env, 'KEYWARD_REQUEST_TIMEOUT_MS', 30_000, 10, 3_600_000),
-    threads: int(env, 'KEYWARD_THREADS', 1, 1, 64),
+    // uWebSockets.js itself closes a connection whose body stalls for about 8–10 s, without a
+    // reply: a longer deadline could never answer its 408.
+    requestTimeoutMs: int(env, 'KEYWARD_REQUEST_TIMEOUT_MS', 5_000, 10, MAX_REQUEST_TIMEOUT_MS),
+    threads,
     vaultKey,
     logLevel: oneOf(env, 'KEYWARD_LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     initialMapBytes: int(env, 'KEYWARD_MAP_BYTES', DEFAULT_MAP_BYTES, 64 * 1024, 2 ** 46),
@@ -111,6 +119,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // write-protects each page the turn wrote (README, Durability and storage).
     writeMap: oneOf(env, 'KEYWARD_WRITE_MAP', ['on', 'off'] as const, durability === 'process' ? 'on' : 'off') === 'on',
     verifyCacheSlots: int(env, 'KEYWARD_VERIFY_CACHE', 131_072, 0, 16_777_216),
-    publicUrl: (env.KEYWARD_PUBLIC_URL?.trim() || `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, ''),
+    publicUrl: publicUrl(env, host, port),
   });
+}
+
+/** `http://host:port` with an IPv6 host in brackets, as a URL names it. */
+export function hostUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** KEYWARD_PUBLIC_URL (an absolute http(s) URL), else this server's own address. */
+function publicUrl(env: NodeJS.ProcessEnv, host: string, port: number): string {
+  const raw = env.KEYWARD_PUBLIC_URL?.trim();
+  if (raw === undefined || raw === '') return hostUrl(host, port);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`KEYWARD_PUBLIC_URL must be an absolute http(s) URL, got '${raw}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`KEYWARD_PUBLIC_URL must be an absolute http(s) URL, got '${raw}'`);
+  return raw.replace(/\/+$/, '');
 }

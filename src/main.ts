@@ -3,7 +3,7 @@
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, hostUrl, loadConfig, type Config } from './config.js';
 import { native } from './engine/native.js';
 import { bootstrap } from './bootstrap.js';
 import { createLogger } from './log.js';
@@ -41,7 +41,7 @@ function assertPortFree(host: string, port: number): Promise<void> {
   if (port === 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const probe = createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`could not listen on ${host}:${port}: ${err.code === 'EADDRINUSE' ? 'the port is in use' : err.message}`)));
+    probe.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`could not listen on ${host}:${port} (KEYWARD_HOST, KEYWARD_PORT): ${err.code === 'EADDRINUSE' ? 'the port is in use' : err.message}`)));
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
   });
 }
@@ -49,7 +49,11 @@ function assertPortFree(host: string, port: number): Promise<void> {
 export async function runServer(config: Config): Promise<void> {
   await assertPortFree(config.host, config.port);
   const log = createLogger(config.logLevel);
-  openStore(config);
+  try {
+    openStore(config);
+  } catch (err) {
+    throw new Error(`the data dir ${config.dataDir} (KEYWARD_DATA_DIR) cannot be used: ${(err as Error).message}`);
+  }
   const boot = bootstrap(config.rootKey, Date.now());
   if (boot !== undefined) {
     log.info('bootstrapped an empty data dir', { workspaceId: boot.workspaceId, rootKeyId: boot.rootKeyId });
@@ -96,7 +100,7 @@ export async function runServer(config: Config): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   // Printed once the signal handlers are in place: from here a SIGTERM drains cleanly.
-  process.stdout.write(`keyward listening on http://${config.host}:${server.port} (threads=${config.threads}, durability=${config.durability}, data=${config.dataDir})\n`);
+  process.stdout.write(`keyward listening on ${hostUrl(config.host, server.port)} (threads=${config.threads}, durability=${config.durability}, data=${config.dataDir})\n`);
 }
 
 if (!isMainThread) {

@@ -1,7 +1,7 @@
 // The only file that knows uWebSockets.js. It maps HTTP onto the dispatcher:
 //   POST /v2/{namespace}.{procedure}  → procedures (405 for other methods, 415 without JSON,
 //                                       413 past KEYWARD_MAX_BODY_BYTES, 408 past the deadline)
-//   GET  /v2/liveness, /metrics, /openapi.json, /docs/errors/…  → pages
+//   GET  /v2/liveness, /metrics, /openapi.json, /docs/errors/…  → pages (HEAD too)
 // Everything else is 404. Every error uses the error envelope.
 import { createRequire } from 'node:module';
 import type { Config } from '../config.js';
@@ -22,6 +22,7 @@ interface UwsResponse {
   writeStatus(status: string): UwsResponse;
   writeHeader(key: string, value: string): UwsResponse;
   end(body?: string, closeConnection?: boolean): UwsResponse;
+  endWithoutBody(reportedContentLength?: number, closeConnection?: boolean): UwsResponse;
 }
 interface UwsRequest {
   getMethod(): string;
@@ -198,11 +199,14 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const app = uws.App();
   const server = new Server(deps, dispatcher);
 
-  const sendPage = (p: Pending, page: Page): void => {
+  /** A GET page; for HEAD its status and headers, with the length the body would have. */
+  const sendPage = (p: Pending, page: Page, head: boolean): void => {
     server.settle(p);
     metrics.record(-1, page.status, (performance.now() - p.started) / 1000);
     p.res.cork(() => {
-      p.res.writeStatus(STATUS_TEXT[page.status] ?? `${page.status}`).writeHeader('Content-Type', page.contentType).end(page.body);
+      p.res.writeStatus(STATUS_TEXT[page.status] ?? `${page.status}`).writeHeader('Content-Type', page.contentType);
+      if (head) p.res.endWithoutBody(Buffer.byteLength(page.body));
+      else p.res.end(page.body);
     });
   };
 
@@ -232,19 +236,20 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
     const page = GET_PATHS.has(url) || url.startsWith('/docs/errors/') ? (url.startsWith('/docs/errors/') ? errorPage(url) : deps.page(url)) : undefined;
     if (page === undefined) return server.finish(p, dispatcher.error(new ApiError('procedure_not_found', `Nothing is served at ${url}.`)), hasBody(req));
-    if (method !== 'get') return server.finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only GET.`, { headers: { Allow: 'GET' } })), hasBody(req));
-    sendPage(p, page);
+    if (method !== 'get' && method !== 'head') return server.finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only GET (and HEAD).`, { headers: { Allow: 'GET, HEAD' } })), hasBody(req));
+    sendPage(p, page, method === 'head');
   });
 
   // One timer for all request deadlines (cheaper than a timer per request).
-  const tickMs = Math.max(5, Math.min(1000, Math.floor(config.requestTimeoutMs / 4)));
+  // Fine enough that a 408 at the longest deadline still leaves before uWS's own idle close.
+  const tickMs = Math.max(5, Math.min(250, Math.floor(config.requestTimeoutMs / 4)));
   const timer = setInterval(() => server.expire(Date.now()), tickMs);
   timer.unref();
 
   return new Promise((resolve, reject) => {
     app.listen(config.host, config.port, (token) => {
       if (!token) {
-        reject(new Error(`could not listen on ${config.host}:${config.port} (in use, or not a local address)`));
+        reject(new Error(`could not listen on ${config.host}:${config.port} (KEYWARD_HOST, KEYWARD_PORT): in use, or not a local address`));
         return;
       }
       resolve({

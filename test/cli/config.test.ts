@@ -20,8 +20,20 @@ describe('loadConfig', () => {
   });
 
   it('other variables name themselves when bad', () => {
-    for (const [name, value] of [['KEYWARD_PORT', '70000'], ['KEYWARD_DURABILITY', 'fast'], ['KEYWARD_THREADS', '0'], ['KEYWARD_WRITE_MAP', 'maybe'], ['KEYWARD_VAULT_KEY', 'short']] as const) {
+    for (const [name, value] of [['KEYWARD_PORT', '70000'], ['KEYWARD_DURABILITY', 'fast'], ['KEYWARD_THREADS', '0'], ['KEYWARD_WRITE_MAP', 'maybe'], ['KEYWARD_VAULT_KEY', 'short'], ['KEYWARD_PUBLIC_URL', 'notaurl'], ['KEYWARD_PUBLIC_URL', 'ftp://x']] as const) {
       expect(() => loadConfig({ [name]: value }), name).toThrow(new RegExp(name));
     }
+  });
+
+  it('KEYWARD_REQUEST_TIMEOUT_MS: default 5000, at most 7000 (uWebSockets.js drops a stalled body at about 8–10 s)', () => {
+    expect(loadConfig({}).requestTimeoutMs).toBe(5_000);
+    expect(loadConfig({ KEYWARD_REQUEST_TIMEOUT_MS: '7000' }).requestTimeoutMs).toBe(7_000);
+    expect(() => loadConfig({ KEYWARD_REQUEST_TIMEOUT_MS: '7001' })).toThrow(/KEYWARD_REQUEST_TIMEOUT_MS/);
+  });
+
+  it('KEYWARD_PORT=0 needs one serving thread; public URLs', () => {
+    expect(() => loadConfig({ KEYWARD_PORT: '0', KEYWARD_THREADS: '2' })).toThrow(/KEYWARD_PORT=0.*KEYWARD_THREADS=1/);
+    expect(loadConfig({ KEYWARD_HOST: '::1', KEYWARD_PORT: '9000' }).publicUrl).toBe('http://[::1]:9000');
+    expect(loadConfig({ KEYWARD_PUBLIC_URL: 'https://keys.example.com/' }).publicUrl).toBe('https://keys.example.com');
   });
 });

@@ -1,24 +1,31 @@
 // Start-up: configuration errors stop the daemon with a message naming the variable;
 // a restart on a used data dir does not bootstrap again.
 import { afterAll, describe, expect, it } from 'vitest';
-import { call, cli, expectError, expectOk, randomRootKey, startServer, stopAll } from '../helpers/server.js';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { call, cli, expectError, expectOk, randomRootKey, startServer, stopAll, tempDir } from '../helpers/server.js';
 
 afterAll(stopAll);
+
+const A_FILE = join(tempDir(), 'a-file');
+writeFileSync(A_FILE, 'not a directory');
 
 describe('start-up', () => {
   it.each([
     ['a root key shorter than 16 characters', { KEYWARD_ROOT_KEY: 'short' }, 'KEYWARD_ROOT_KEY'],
     ['a non-numeric body limit', { KEYWARD_MAX_BODY_BYTES: 'lots' }, 'KEYWARD_MAX_BODY_BYTES'],
     ['an unknown durability', { KEYWARD_DURABILITY: 'eventually' }, 'KEYWARD_DURABILITY'],
+    ['a host that does not resolve', { KEYWARD_HOST: 'not_a_host!!' }, 'KEYWARD_HOST'],
+    ['a data dir that is a file', { KEYWARD_DATA_DIR: A_FILE }, 'KEYWARD_DATA_DIR'],
   ])('%s → exits non-zero naming %s', async (_why, env, name) => {
     await expect(startServer({ env })).rejects.toThrow(new RegExp(`exited early with code [1-9][\\s\\S]*${name}`));
   });
 
-  // src/main.ts says "could not listen … (in use)", but uWS listens with SO_REUSEPORT, so a
-  // second daemon (even on another data dir) silently shares the port with the first.
+  // uWS listens with SO_REUSEPORT, so src/main.ts probes the port first: a second daemon
+  // (even on another data dir) would otherwise silently share the port with the first.
   it('a port already in use → exits non-zero', async () => {
     const first = await startServer();
-    await expect(startServer({ env: { KEYWARD_PORT: String(first.port) } })).rejects.toThrow(/exited early with code [1-9]/);
+    await expect(startServer({ env: { KEYWARD_PORT: String(first.port) } })).rejects.toThrow(/exited early with code [1-9][\s\S]*the port is in use/);
     expectOk(await call(first, 'apis.createApi', { name: 'still-serving' }));
   });
 

@@ -99,9 +99,20 @@ describe('routing and methods', () => {
     }
   });
 
-  it('POST to liveness → 405', async () => {
+  it('POST to liveness → 405 with Allow: GET, HEAD', async () => {
     const res = await fetch(`${server.url}/v2/liveness`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
     expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('HEAD on the GET pages: the status and headers of GET, no body', async () => {
+    for (const path of ['/v2/liveness', '/openapi.json', '/metrics']) {
+      const res = await fetch(`${server.url}${path}`, { method: 'HEAD' });
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type'), path).toBe((await fetch(`${server.url}${path}`)).headers.get('content-type'));
+      expect(Number(res.headers.get('content-length')), path).toBeGreaterThan(0);
+      expect(await res.text(), path).toBe('');
+    }
   });
 
   it('liveness responses carry a fresh requestId each time, like every other response', async () => {
