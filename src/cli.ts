@@ -17,7 +17,8 @@ const USAGE = `usage: keyward <command> [--data-dir DIR]
                                          prints {"workspaceId","rootKeyId","key"}
   root-keys list [--workspace <id>]
   root-keys revoke <rootKeyId>
-  bench [--full] [--out DIR]             the benchmark suite (same as npm run bench)`;
+  bench [--full] [--out DIR]             the benchmark suite (same as npm run bench)
+  help                                   this text (also --help, -h)`;
 
 class UsageError extends Error {}
 
@@ -75,10 +76,15 @@ function runBench(args: string[]): Promise<number> {
 
 export async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'bench') return runBench(argv.slice(1));
+  if (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
   const { env, rest } = flagsToEnv(argv);
   Object.assign(process.env, env);
   const [group, action, ...args] = rest;
   if (group === 'serve' || group === undefined) {
+    if (action !== undefined) throw new UsageError(`unexpected argument '${action}' for serve`);
     await runServer(loadConfig());
     return -1; // keeps running
   }

@@ -118,9 +118,21 @@ describe('root-keys', () => {
     expect((await cli(['root-keys', 'revoke'], tempDir())).code).toBe(2);
   });
 
-  it('an unknown command → exit code 2', async () => {
+  it('an unknown command, or an unknown serve argument → exit code 2', async () => {
     expect((await cli(['frobnicate'], tempDir())).code).toBe(2);
     expect((await cli(['root-keys', 'frobnicate'], tempDir())).code).toBe(2);
+    const serve = await cli(['serve', '--prot', '9000'], tempDir());
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toContain("'--prot'");
+  });
+
+  it('help, --help and -h print the usage and exit 0', async () => {
+    // '--' keeps node (which runs the CLI here) from taking --help for itself.
+    for (const args of [['help'], ['--', '--help'], ['root-keys', '-h']]) {
+      const res = await cli(args, tempDir());
+      expect(res.code, args.join(' ')).toBe(0);
+      expect(res.stdout).toContain('usage: keyward');
+    }
   });
 });
 
