@@ -63,7 +63,16 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 const GET_PATHS = new Set(['/v2/liveness', '/metrics', '/openapi.json']);
+// application/json, with parameters; a charset, if named, must be UTF-8 (JSON's only encoding).
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+
+function isJsonType(contentType: string): boolean {
+  if (contentType === 'application/json') return true;
+  if (!JSON_TYPE.test(contentType)) return false;
+  const charset = CHARSET.exec(contentType)?.[1];
+  return charset === undefined || /^utf-?8$/i.test(charset);
+}
 
 export interface ServerDeps {
   config: Config;
@@ -223,7 +232,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       if (p.routeIndex < 0) return server.finish(p, dispatcher.error(new ApiError('procedure_not_found', `There is no procedure '${url.slice(4)}'. Procedures are POST /v2/{namespace}.{procedure}; see /openapi.json for the list.`)), hasBody(req));
       if (method !== 'post') return server.finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only POST, not ${method.toUpperCase()}.`, { headers: { Allow: 'POST' } })), hasBody(req));
       const contentType = req.getHeader('content-type');
-      if (contentType !== 'application/json' && !JSON_TYPE.test(contentType)) {
+      if (!isJsonType(contentType)) {
         return server.finish(p, dispatcher.error(new ApiError('unsupported_media_type', 'Send the body as JSON with `Content-Type: application/json`.')), true);
       }
       const declared = req.getHeader('content-length');

@@ -153,9 +153,13 @@ describe('content type and body', () => {
     }
   });
 
-  it('application/json with a charset parameter is accepted', async () => {
-    const res = await call(server, 'apis.createApi', { name: 'charset' }, { headers: { 'Content-Type': 'application/json; charset=utf-8' } });
-    expectOk(res);
+  it('application/json with a UTF-8 charset parameter is accepted; another charset → 415', async () => {
+    for (const ct of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'Application/JSON; charset=utf8', 'application/json; foo=bar']) {
+      expectOk(await call(server, 'apis.createApi', { name: 'charset' }, { headers: { 'Content-Type': ct } }));
+    }
+    for (const ct of ['application/json; charset=latin1', 'application/json; charset=utf-16']) {
+      expectError(await call(server, 'apis.createApi', { name: 'charset' }, { headers: { 'Content-Type': ct } }), 415, 'unsupported_media_type');
+    }
   });
 
   it('malformed JSON → 400 malformed_json with errors[]', async () => {

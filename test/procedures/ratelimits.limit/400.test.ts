@@ -51,8 +51,8 @@ describe('ratelimits.limit 400', () => {
   });
 
   // Namespace names are 1–512 characters (reference §1.3). The namespace record is stored
-  // under `${workspaceId}/${name}` (src/store/ratelimits.ts findNamespace/ensureNamespace),
-  // an LMDB key of at most 511 bytes, so names past ~485 bytes answer 500.
+  // under `${workspaceId}/${name}`, an LMDB key of at most 511 bytes, so names past 440
+  // bytes are stored by their hash (src/store/ratelimits.ts namespaceKey), and all are accepted.
   it.each([
     ['512 ASCII characters', 'n'.repeat(512)],
     ['490 ASCII characters', 'n'.repeat(490)],
