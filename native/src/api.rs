@@ -594,14 +594,14 @@ pub fn limit(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error> {
 /// nothing. The caller checks first that the root key may limit every namespace.
 pub fn limit_body(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
     let body = buffer_arg(env, args[1], "body")?;
-    let Some(b) = body::limit(body) else { return Ok(env.undefined()?) };
+    let Some((namespace, request)) = body::limit(body) else { return Ok(env.undefined()?) };
     let (mut ws_buf, mut id_buf) = ([0u8; 64], [0u8; 128]);
     let workspace_id = str_arg(env, args[0], &mut ws_buf, "workspaceId")?;
     let now_ms = int_arg(env, args[2], "nowMs")?;
     let request_id = optional_str_arg(env, args[3], &mut id_buf, "requestId")?;
-    limit::with_namespace_id(&workspace_id, b.namespace, |namespace_id| {
+    limit::with_namespace_id(&workspace_id, namespace, |namespace_id| {
         let Some(namespace_id) = namespace_id else { return Ok(env.undefined()?) };
-        let request = LimitRequest { namespace_id, identifier: b.identifier, limit: b.limit, duration_ms: b.duration_ms, cost: b.cost };
+        let request = LimitRequest { namespace_id, ..request };
         hot_reply(env, request_id.as_deref(), |scratch| limit::limit(std::slice::from_ref(&request), now_ms, false, scratch).map_err(limit_error))
     })
     .map_err(limit_error)?

@@ -7,6 +7,7 @@
 //! accepts: each body it accepts is one that ajv accepts, read to the same values
 //! (test/engine/hotBody.test.ts sends bodies down both ways and compares the replies).
 
+use crate::limit::LimitRequest;
 use crate::verify::Named;
 
 /// `Number.MAX_SAFE_INTEGER`, the schemas' bound for limits and costs.
@@ -16,15 +17,6 @@ const DURATION_MS: (u64, u64) = (1_000, 2_592_000_000);
 /// keys.verifyKey bound of credits.cost and of a named limit's cost.
 const MAX_VERIFY_COST: u64 = 1_000_000_000_000;
 
-/// ratelimits.limit's body.
-#[derive(Debug, PartialEq)]
-pub struct LimitBody<'a> {
-    pub namespace: &'a str,
-    pub identifier: &'a str,
-    pub limit: i64,
-    pub duration_ms: i64,
-    pub cost: i64,
-}
 
 /// keys.verifyKey's body (`tags` are read and dropped, as the full way does).
 #[derive(Debug, PartialEq)]
@@ -35,7 +27,9 @@ pub struct VerifyBody<'a> {
     pub named: Vec<Named<'a>>,
 }
 
-pub fn limit(body: &[u8]) -> Option<LimitBody<'_>> {
+/// ratelimits.limit's body: the namespace as named (name or id), and the request with its
+/// `namespace_id` left empty for the caller to resolve.
+pub fn limit(body: &[u8]) -> Option<(&str, LimitRequest<'_>)> {
     let mut r = Plain { b: body, i: 0 };
     let (mut namespace, mut identifier, mut limit, mut duration, mut cost) = (None, None, None, None, None);
     r.object(|name, r| match name {
@@ -47,7 +41,7 @@ pub fn limit(body: &[u8]) -> Option<LimitBody<'_>> {
         _ => None,
     })?;
     r.end()?;
-    Some(LimitBody { namespace: namespace?, identifier: identifier?, limit: limit?, duration_ms: duration?, cost: cost.unwrap_or(1) })
+    Some((namespace?, LimitRequest { namespace_id: "", identifier: identifier?, limit: limit?, duration_ms: duration?, cost: cost.unwrap_or(1) }))
 }
 
 pub fn verify(body: &[u8]) -> Option<VerifyBody<'_>> {
@@ -217,10 +211,10 @@ mod tests {
 
     #[test]
     fn reads_plain_limit_bodies() {
-        let b = limit(br#" {"namespace":"api","identifier":"u1","limit":10,"duration":60000} "#).unwrap();
-        assert_eq!(b, LimitBody { namespace: "api", identifier: "u1", limit: 10, duration_ms: 60_000, cost: 1 });
-        let b = limit(b"{\n\t\"cost\" : 0 ,\"duration\":1000,\"limit\":9007199254740991,\"identifier\":\"x\",\"namespace\":\"n\"}").unwrap();
-        assert_eq!((b.cost, b.limit, b.duration_ms), (0, 9_007_199_254_740_991, 1_000));
+        let (ns, b) = limit(br#" {"namespace":"api","identifier":"u1","limit":10,"duration":60000} "#).unwrap();
+        assert_eq!((ns, b.identifier, b.limit, b.duration_ms, b.cost), ("api", "u1", 10, 60_000, 1));
+        let (ns, b) = limit(b"{\n\t\"cost\" : 0 ,\"duration\":1000,\"limit\":9007199254740991,\"identifier\":\"x\",\"namespace\":\"n\"}").unwrap();
+        assert_eq!((ns, b.cost, b.limit, b.duration_ms), ("n", 0, 9_007_199_254_740_991, 1_000));
     }
 
     #[test]
@@ -251,7 +245,7 @@ mod tests {
             r#"{"namespace":"n","identifier":"i","limit":1,"duration":1000"#.to_string(),
             String::new(),
         ] {
-            assert_eq!(limit(body.as_bytes()), None, "{body}");
+            assert!(limit(body.as_bytes()).is_none(), "{body}");
         }
     }
 

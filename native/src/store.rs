@@ -1029,17 +1029,21 @@ pub fn in_batch() -> bool {
     ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|t| t.batch))
 }
 
-/// Discards this thread's batch: nothing of it is committed. False when none is open.
-pub fn batch_abort() -> bool {
-    let active = ACTIVE.with(|a| {
+/// This thread's open batch, taken out of ACTIVE (None when it has none open).
+fn take_batch() -> Option<ActiveTxn> {
+    ACTIVE.with(|a| {
         let mut a = a.borrow_mut();
         if a.as_ref().is_some_and(|t| t.batch) {
             a.take()
         } else {
             None
         }
-    });
-    let Some(active) = active else { return false };
+    })
+}
+
+/// Discards this thread's batch: nothing of it is committed. False when none is open.
+pub fn batch_abort() -> bool {
+    let Some(active) = take_batch() else { return false };
     // SAFETY: the txn is live; dropping `active` then releases the guard.
     unsafe { ffi::mdb_txn_abort(active.txn) };
     true
@@ -1047,15 +1051,7 @@ pub fn batch_abort() -> bool {
 
 /// Commits this thread's batch; Ok(false) when none is open.
 pub fn batch_commit() -> Result<bool> {
-    let active = ACTIVE.with(|a| {
-        let mut a = a.borrow_mut();
-        if a.as_ref().is_some_and(|t| t.batch) {
-            a.take()
-        } else {
-            None
-        }
-    });
-    let Some(ActiveTxn { txn, map_full, guard, .. }) = active else {
+    let Some(ActiveTxn { txn, map_full, guard, .. }) = take_batch() else {
         return Ok(false);
     };
     let map_bytes = guard.as_ref().map_or(0, |s| s.map_bytes());
