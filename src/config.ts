@@ -88,8 +88,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.KEYWARD_HOST?.trim() || '127.0.0.1';
   const port = int(env, 'KEYWARD_PORT', 8080, 0, 65535);
   const threads = int(env, 'KEYWARD_THREADS', 1, 1, 64);
-  // Every serving thread binds the port (SO_REUSEPORT): with port 0 each would get its own.
-  if (port === 0 && threads > 1) throw new ConfigError('KEYWARD_PORT=0 (any free port) needs KEYWARD_THREADS=1: each serving thread would bind a different port');
+  // The serving threads share one port (SO_REUSEPORT), but Linux does not share a port it
+  // picked itself: with port 0 the second thread could not bind the first one's port.
+  if (port === 0 && threads > 1) throw new ConfigError('KEYWARD_PORT=0 (any free port) needs KEYWARD_THREADS=1: the serving threads share one fixed port');
   const vaultKey = env.KEYWARD_VAULT_KEY?.trim() || undefined;
   if (vaultKey !== undefined && Buffer.from(vaultKey, 'base64').length !== 32) {
     throw new ConfigError('KEYWARD_VAULT_KEY must be 32 bytes, base64-encoded');
@@ -121,6 +122,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     verifyCacheSlots: int(env, 'KEYWARD_VERIFY_CACHE', 131_072, 0, 16_777_216),
     publicUrl: publicUrl(env, host, port),
   });
+}
+
+/**
+ * The configuration once the server has bound `port` (KEYWARD_PORT=0 lets the OS pick it,
+ * with one serving thread): the default public URL then names that port.
+ */
+export function withBoundPort(config: Config, port: number): Config {
+  if (config.port !== 0) return config;
+  const publicUrl = config.publicUrl.endsWith(':0') ? `${config.publicUrl.slice(0, -1)}${port}` : config.publicUrl;
+  return Object.freeze({ ...config, port, publicUrl });
 }
 
 /** `http://host:port` with an IPv6 host in brackets, as a URL names it. */

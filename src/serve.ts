@@ -2,7 +2,7 @@
 // port. main.ts runs one on the main thread and KEYWARD_THREADS − 1 in worker threads;
 // they share the LMDB environment (native module) and the metrics buffer.
 import { existsSync, readFileSync } from 'node:fs';
-import type { Config } from './config.js';
+import { withBoundPort, type Config } from './config.js';
 import { native } from './engine/native.js';
 import { startServer, type RunningServer } from './http/uws.js';
 import { createLogger } from './log.js';
@@ -50,8 +50,8 @@ export async function serveThread(config: Config, metrics: Metrics): Promise<Run
   });
   // KEYWARD_PORT=0 lets the OS pick the port: the default public URL (error types, the
   // OpenAPI server) then names the port actually bound, not :0.
-  if (config.port === 0 && config.publicUrl.endsWith(':0')) {
-    const publicUrl = `${config.publicUrl.slice(0, -1)}${running.port}`;
+  const { publicUrl } = withBoundPort(config, running.port);
+  if (publicUrl !== config.publicUrl) {
     dispatcher.publicUrl = publicUrl;
     openapi = JSON.stringify(openApiDocument(ROUTES, publicUrl, VERSION));
   }

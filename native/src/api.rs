@@ -379,6 +379,17 @@ pub fn sha256_base64(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Err
     Ok(env.string(std::str::from_utf8(&digest).expect("base64 is ASCII"))?)
 }
 
+/// exitProcess(code): never returns — ends the process at once with `code` (`_exit`),
+/// skipping Node's teardown. The server uses it to stop with several serving threads: Node
+/// aborts the process (an assertion) when it tears down a worker whose uWS connections are
+/// still open, and uWS.js has no call that closes idle keep-alive connections. The caller
+/// has committed, synced and closed the store before.
+pub fn exit_process(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let code = int_arg(env, args[0], "code")?;
+    // SAFETY: _exit ends the process; nothing runs after it.
+    unsafe { libc::_exit(code.clamp(0, 255) as i32) }
+}
+
 /// _panicForTest(): never — proves panics become NATIVE_PANIC exceptions.
 pub fn panic_for_test(_: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     panic!("_panicForTest called");

@@ -67,6 +67,7 @@ exports! {
     c"creditsGet" => api::credits_get,
     c"creditsSet" => api::credits_set,
     c"creditsDelete" => api::credits_delete,
+    c"exitProcess" => api::exit_process,
     c"_panicForTest" => api::panic_for_test,
 }
 

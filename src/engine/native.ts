@@ -37,6 +37,8 @@ export interface NativeModule {
   /** writeMap (default true): see KEYWARD_WRITE_MAP; falls back to off where the disk space cannot be reserved. */
   open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number, writeMap?: boolean): void;
   close(): void;
+  /** Ends the process at once with `code`, skipping Node's teardown (see src/main.ts stop). */
+  exitProcess(code: number): never;
   get(table: Table, key: StoreKey): Buffer | undefined;
   /** Copies the value into `target`: its length, −1 when absent, > target.length when it did not fit. */
   getInto(table: Table, key: StoreKey, target: Buffer): number;

@@ -2,7 +2,7 @@
 // data dir and a random bootstrap root key, call procedures over real HTTP, run the CLI.
 // Every spawned server is killed and every temp dir removed by `stopAll` (call it in afterAll).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -50,7 +50,18 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build first (node_modules/.bin/tsc -p .)`);
   const dataDir = opts.dataDir ?? tempDir();
   const rootKey = opts.rootKey ?? opts.env?.KEYWARD_ROOT_KEY ?? randomRootKey();
-  return spawnServer(dataDir, rootKey, opts.env ?? {});
+  const env = opts.env ?? {};
+  if (env.KEYWARD_PORT !== undefined || Number(env.KEYWARD_THREADS ?? '1') <= 1) return spawnServer(dataDir, rootKey, env);
+  // Several serving threads share one fixed port (KEYWARD_PORT=0 is refused with them): a
+  // random one, and another when the server finds it taken (it probes before binding).
+  for (let attempt = 1; ; attempt++) {
+    const port = String(20_000 + randomInt(30_000));
+    try {
+      return await spawnServer(dataDir, rootKey, { ...env, KEYWARD_PORT: port });
+    } catch (err) {
+      if (attempt >= 5 || !/the port is in use/.test((err as Error).message)) throw err;
+    }
+  }
 }
 
 /**
