@@ -560,7 +560,14 @@ fn hot_reply(env: Env, request_id: Option<&str>, call: impl FnOnce(&mut hot_mod:
     hot_mod::with_scratch(|scratch| {
         scratch.envelope(request_id);
         let effect = call(scratch)?;
-        Ok(env.string_from_utf8(scratch.reply(effect))?)
+        env.string_from_utf8(scratch.reply(effect)).map_err(|status| {
+            // JS learns of a batch this call opened only from its answer: without one, the
+            // batch must not stay open.
+            if effect == hot_mod::Effect::OpenedBatch {
+                store::batch_abort();
+            }
+            status.into()
+        })
     })
 }
 

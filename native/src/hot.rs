@@ -218,6 +218,12 @@ pub fn run<E: From<StoreError>>(expect_writes: bool, scratch: &mut Scratch, eval
         // later call and keep management writes out (which was a bug).
         let opened = DiscardUnlessKept;
         evaluate(scratch)?;
+        if scratch.puts.is_empty() {
+            // A refusal (or any answer that changes nothing) needs no batch: dropping
+            // `opened` discards it, so the turn does not hold the writer lock, nor (in disk
+            // mode) fsync, for nothing.
+            return Ok(Effect::Read);
+        }
         scratch.puts.apply()?;
         std::mem::forget(opened);
         return Ok(Effect::OpenedBatch);
