@@ -243,7 +243,13 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       return;
     }
 
-    const page = GET_PATHS.has(url) || url.startsWith('/docs/errors/') ? (url.startsWith('/docs/errors/') ? errorPage(url) : deps.page(url)) : undefined;
+    let page: Page | undefined;
+    try {
+      page = GET_PATHS.has(url) || url.startsWith('/docs/errors/') ? (url.startsWith('/docs/errors/') ? errorPage(url) : deps.page(url)) : undefined;
+    } catch (err) {
+      // A page that reads the store (/metrics) answers 503 when it cannot, as procedures do.
+      return server.finish(p, dispatcher.error(new ApiError('storage_unavailable', `${url} could not be read from the store (${(err as Error).message}).`)), hasBody(req));
+    }
     if (page === undefined) return server.finish(p, dispatcher.error(new ApiError('procedure_not_found', `Nothing is served at ${url}.`)), hasBody(req));
     if (method !== 'get' && method !== 'head') return server.finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only GET (and HEAD).`, { headers: { Allow: 'GET, HEAD' } })), hasBody(req));
     sendPage(p, page, method === 'head');
