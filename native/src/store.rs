@@ -137,7 +137,7 @@ impl fmt::Display for StoreError {
             StoreError::UnknownTable(name) => write!(f, "unknown table {name:?}"),
             StoreError::BadArgument(msg) => f.write_str(msg),
             StoreError::RetryMapFull => {
-                f.write_str("LMDB map full; the transaction will be re-run with a larger map")
+                f.write_str("LMDB map full; the map was grown, so the same request can be retried")
             }
             StoreError::Lmdb(op, rc) => write!(f, "{op} failed: {}", lmdb_error_name(*rc)),
             StoreError::Os(msg) => f.write_str(msg),
