@@ -20,7 +20,7 @@ use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::ptr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -200,6 +200,11 @@ pub struct Store {
     generation: u64,
     syncer: Option<Syncer>,
     write_map: bool,
+    /// With the writable map: how much of the map has disk blocks (`reserve`). Write
+    /// transactions begin only when all of it has, since a write fault on a page without
+    /// blocks is a SIGBUS once the disk is full; a map grown by another process is adopted
+    /// even when its reserve fails, and writes stay refused until it succeeds.
+    reserved: AtomicUsize,
 }
 
 static STORE: RwLock<Option<Store>> = RwLock::new(None);
@@ -401,7 +406,7 @@ pub fn open(dir: &Path, opts: &OpenOptions) -> Result<()> {
     } else {
         opts.initial_map_bytes
     };
-    let (env, write_map) = open_env(&dir, map_bytes, opts.write_map)?;
+    let (env, write_map, reserved) = open_env(&dir, map_bytes, opts.write_map)?;
     let mut dead = 0;
     // SAFETY: the env is open. Clears reader slots left by killed processes.
     check("mdb_reader_check", unsafe {
@@ -434,6 +439,7 @@ pub fn open(dir: &Path, opts: &OpenOptions) -> Result<()> {
         generation,
         syncer,
         write_map,
+        reserved: AtomicUsize::new(reserved),
     });
     Ok(())
 }
@@ -445,7 +451,8 @@ pub fn open(dir: &Path, opts: &OpenOptions) -> Result<()> {
 /// process, instead of an error for one request. So the whole map is reserved with
 /// fallocate first (here and at every growth, see `reserve`); when the filesystem cannot
 /// (no fallocate support, or no room) the environment is reopened without the writable map.
-fn open_env(dir: &Path, map_bytes: usize, write_map: bool) -> Result<(Environment, bool)> {
+/// The environment, whether it has the writable map, and the bytes of the map reserved.
+fn open_env(dir: &Path, map_bytes: usize, write_map: bool) -> Result<(Environment, bool, usize)> {
     let open = |flags: EnvironmentFlags| {
         Environment::new()
             .set_flags(flags)
@@ -462,11 +469,11 @@ fn open_env(dir: &Path, map_bytes: usize, write_map: bool) -> Result<(Environmen
         // SAFETY: the env is open; mdb_env_info only fills the struct.
         unsafe { ffi::mdb_env_info(env.env(), &mut info) };
         if reserve(env.env(), info.me_mapsize).is_ok() {
-            return Ok((env, true));
+            return Ok((env, true, info.me_mapsize));
         }
         drop(env);
     }
-    Ok((open(plain)?, false))
+    Ok((open(plain)?, false, 0))
 }
 
 /// Allocates disk blocks for the first `bytes` of the data file (fallocate, keeping the
@@ -981,6 +988,10 @@ fn begin_active(batch: bool) -> Result<usize> {
         let guard = read_guard();
         let store = guard.as_ref().ok_or(StoreError::Closed)?;
         let (env, map_bytes) = (store.env_ptr(), store.map_bytes());
+        if store.write_map && store.reserved.load(Ordering::Relaxed) < map_bytes {
+            reserve(env, map_bytes)?;
+            store.reserved.store(map_bytes, Ordering::Relaxed);
+        }
         let mut txn = ptr::null_mut();
         // SAFETY: env is open and the read guard moves into ACTIVE with the txn.
         let rc = unsafe { ffi::mdb_txn_begin(env, ptr::null_mut(), 0, &mut txn) };
@@ -1109,6 +1120,7 @@ fn grow_map(seen_map_bytes: usize) -> Result<()> {
         // The new pages need disk blocks before the map may reach them (see open_env); when
         // the disk has no room the map stays as it is and the write fails cleanly.
         reserve(store.env_ptr(), target)?;
+        store.reserved.store(target, Ordering::Relaxed);
     }
     // SAFETY: we hold STORE in write mode, so no transaction of this process is active.
     let rc = unsafe { ffi::mdb_env_set_mapsize(store.env_ptr(), target) };
@@ -1130,8 +1142,9 @@ fn adopt_map_size() -> Result<()> {
         ffi::mdb_env_set_mapsize(store.env_ptr(), 0)
     })?;
     // The process that grew it reserved the blocks unless it runs without the writable map.
-    if store.write_map {
-        reserve(store.env_ptr(), store.map_bytes())?;
+    // When that fails here (disk full), reads go on; writes wait for it (begin_active).
+    if store.write_map && reserve(store.env_ptr(), store.map_bytes()).is_ok() {
+        store.reserved.store(store.map_bytes(), Ordering::Relaxed);
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { call, createApi, expectOk, get, startServer, stopAll } from '../helpers/server.js';
+import { bootstrapWorkspace, call, cli, createApi, expectOk, get, startServer, stopAll } from '../helpers/server.js';
 
 const mounts: string[] = [];
 
@@ -76,4 +76,32 @@ describe.skipIf(!canMount)('disk full (needs root to mount a small tmpfs)', () =
       await server.stop();
     }, 60_000);
   }
+
+  // The server adopts a map grown by another process (the CLI, with a larger
+  // KEYWARD_MAP_BYTES). With the writable map, that larger map's disk blocks cannot be
+  // reserved on a nearly full disk: writes must then be refused cleanly (503) rather than
+  // go through pages without blocks, which ended in a SIGBUS once the disk filled.
+  it('a map grown by the CLI beyond what the disk can reserve: 503s, never a crash', async () => {
+    const dataDir = mountTmpfs(3 << 20) as string;
+    const server = await startServer({ dataDir, env: { KEYWARD_MAP_BYTES: String(1 << 20) } });
+    const apiId = await createApi(server);
+    // The CLI grows the map (its own KEYWARD_MAP_BYTES) and fills most of the disk: a root
+    // key of 12,000 permissions is a record of about 1.2 MB.
+    const ws = await bootstrapWorkspace(dataDir);
+    const grants = Array.from({ length: 12_000 }, (_, i) => ['--permission', `apis.api_${String(i).padStart(6, '0')}${'a'.repeat(80)}.verify_key`]).flat();
+    expect((await cli(['root-keys', 'create', '--workspace', ws, ...grants], dataDir, { KEYWARD_MAP_BYTES: String(64 << 20) })).code).toBe(0);
+    const statuses = new Map<number, number>();
+    for (let i = 0; i < 1_500 && !(statuses.get(503)! > 20); i++) {
+      const r = await call(server, 'keys.createKey', { apiId, meta: { blob: 'x'.repeat(3_000) } });
+      statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+      if (r.status !== 200) expect(r.json.error.type, r.text).toMatch(/\/storage_unavailable$/);
+    }
+    expect(statuses.get(503)).toBeGreaterThan(0);
+    expect([...statuses.keys()].filter((status) => status !== 200 && status !== 503)).toEqual([]);
+    expect(server.child.exitCode).toBeNull();
+    expect(server.child.signalCode).toBeNull();
+    expect((await get(server, '/v2/liveness')).status).toBe(200);
+    expect((await call(server, 'apis.getApi', { apiId })).status).toBe(200);
+    await server.stop();
+  }, 60_000);
 });

@@ -194,11 +194,11 @@ export interface CliResult {
 }
 
 /** Runs node with `args` in the checkout against `dataDir`; resolves with its exit code and output. */
-export function runNode(args: string[], dataDir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runNode(args: string[], dataDir: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, {
       cwd: ROOT,
-      env: { ...process.env, KEYWARD_DATA_DIR: dataDir, KEYWARD_LOG_LEVEL: 'warn' },
+      env: { ...process.env, KEYWARD_DATA_DIR: dataDir, KEYWARD_LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -210,9 +210,9 @@ export function runNode(args: string[], dataDir: string): Promise<{ code: number
   });
 }
 
-/** Runs `keyward <args>` against `dataDir`. */
-export async function cli(args: string[], dataDir: string): Promise<CliResult> {
-  const { code, stdout, stderr } = await runNode([...CLI_ARGS, ...args], dataDir);
+/** Runs `keyward <args>` against `dataDir` (with `env` added to the environment). */
+export async function cli(args: string[], dataDir: string, env: Record<string, string> = {}): Promise<CliResult> {
+  const { code, stdout, stderr } = await runNode([...CLI_ARGS, ...args], dataDir, env);
   let json: unknown;
   try {
     json = JSON.parse(stdout);
