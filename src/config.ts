@@ -125,13 +125,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /**
- * The configuration once the server has bound `port` (KEYWARD_PORT=0 lets the OS pick it,
- * with one serving thread): the default public URL then names that port.
+ * The public URL once the server has bound `port`: with KEYWARD_PORT=0 (the OS picks the
+ * port) the default URL names the port bound, not :0; a configured URL stays as it is.
  */
-export function withBoundPort(config: Config, port: number): Config {
-  if (config.port !== 0) return config;
-  const publicUrl = config.publicUrl.endsWith(':0') ? `${config.publicUrl.slice(0, -1)}${port}` : config.publicUrl;
-  return Object.freeze({ ...config, port, publicUrl });
+export function boundPublicUrl(config: Config, port: number): string {
+  return config.port === 0 && config.publicUrl.endsWith(':0') ? `${config.publicUrl.slice(0, -1)}${port}` : config.publicUrl;
 }
 
 /** `http://host:port` with an IPv6 host in brackets, as a URL names it. */

@@ -2,7 +2,7 @@
 // port. main.ts runs one on the main thread and KEYWARD_THREADS − 1 in worker threads;
 // they share the LMDB environment (native module) and the metrics buffer.
 import { existsSync, readFileSync } from 'node:fs';
-import { withBoundPort, type Config } from './config.js';
+import { boundPublicUrl, type Config } from './config.js';
 import { native } from './engine/native.js';
 import { startServer, type RunningServer } from './http/uws.js';
 import { createLogger } from './log.js';
@@ -35,7 +35,8 @@ export async function serveThread(config: Config, metrics: Metrics): Promise<Run
   const log = createLogger(config.logLevel);
   const dispatcher = new Dispatcher(config.publicUrl, log, config.vaultKey);
   configureWorkers(config, log);
-  let openapi = JSON.stringify(openApiDocument(ROUTES, config.publicUrl, VERSION));
+  // Written once the public URL is final (below); no request is served before.
+  let openapi = '';
   const running = await startServer({
     config,
     dispatcher,
@@ -48,12 +49,8 @@ export async function serveThread(config: Config, metrics: Metrics): Promise<Run
       return undefined;
     },
   });
-  // KEYWARD_PORT=0 lets the OS pick the port: the default public URL (error types, the
-  // OpenAPI server) then names the port actually bound, not :0.
-  const { publicUrl } = withBoundPort(config, running.port);
-  if (publicUrl !== config.publicUrl) {
-    dispatcher.publicUrl = publicUrl;
-    openapi = JSON.stringify(openApiDocument(ROUTES, publicUrl, VERSION));
-  }
+  // Error types and the OpenAPI server name the port actually bound (KEYWARD_PORT=0).
+  dispatcher.publicUrl = boundPublicUrl(config, running.port);
+  openapi = JSON.stringify(openApiDocument(ROUTES, dispatcher.publicUrl, VERSION));
   return running;
 }

@@ -1,7 +1,7 @@
 // Configuration from the environment (src/config.ts; README §Configuration): defaults, and
 // a bad value stops start-up with a message naming the variable.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, withBoundPort } from '../../src/config.js';
+import { boundPublicUrl, ConfigError, loadConfig } from '../../src/config.js';
 
 describe('loadConfig', () => {
   it('defaults', () => {
@@ -33,8 +33,9 @@ describe('loadConfig', () => {
 
   it('KEYWARD_PORT=0 needs one serving thread; public URLs, also once port 0 is bound', () => {
     expect(() => loadConfig({ KEYWARD_PORT: '0', KEYWARD_THREADS: '2' })).toThrow(/KEYWARD_PORT=0.*KEYWARD_THREADS=1/);
-    expect(withBoundPort(loadConfig({ KEYWARD_PORT: '0' }), 40123)).toMatchObject({ port: 40123, publicUrl: 'http://127.0.0.1:40123' });
-    expect(withBoundPort(loadConfig({ KEYWARD_PORT: '0', KEYWARD_PUBLIC_URL: 'https://k.example' }), 40123).publicUrl).toBe('https://k.example');
+    expect(boundPublicUrl(loadConfig({ KEYWARD_PORT: '0' }), 40123)).toBe('http://127.0.0.1:40123');
+    expect(boundPublicUrl(loadConfig({ KEYWARD_PORT: '0', KEYWARD_PUBLIC_URL: 'https://k.example' }), 40123)).toBe('https://k.example');
+    expect(boundPublicUrl(loadConfig({ KEYWARD_PORT: '8080' }), 8080)).toBe('http://127.0.0.1:8080');
     expect(loadConfig({ KEYWARD_HOST: '::1', KEYWARD_PORT: '9000' }).publicUrl).toBe('http://[::1]:9000');
     expect(loadConfig({ KEYWARD_PUBLIC_URL: 'https://keys.example.com/' }).publicUrl).toBe('https://keys.example.com');
   });
