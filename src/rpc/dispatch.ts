@@ -40,6 +40,10 @@ export class Dispatcher {
     private readonly vaultKey: string | undefined,
     routes: readonly Route[] = ROUTES,
   ) {
+    for (const r of routes) {
+      // fromBody answers without the full way, where permission rules are checked.
+      if (r.fromBody !== undefined && r.permissions.length > 0) throw new Error(`${r.procedure}: a route with permission rules cannot have fromBody`);
+    }
     const ajv = new Ajv({ allErrors: true, strict: true, useDefaults: true, coerceTypes: false });
     this.compiled = routes.map((route) => ({ route, validate: ajv.compile(route.request) }));
     this.compiled.forEach((c, i) => this.index.set(c.route.procedure, i));

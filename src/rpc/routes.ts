@@ -80,7 +80,7 @@ export interface Route {
    * in its plain form (native/src/body.rs), skipping JSON.parse, ajv and the handler; it
    * returns undefined, having done nothing, for every other body, which then goes the full
    * way. Permission rules are checked on the full way only, so a route with `permissions`
-   * cannot have this.
+   * cannot have this (the Dispatcher refuses it).
    */
   readonly fromBody?: (body: Uint8Array, ctx: Ctx) => RawBody | undefined;
 }

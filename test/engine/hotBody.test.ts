@@ -146,6 +146,13 @@ describe('keys.verifyKey from the body', () => {
   });
 });
 
+describe('routes', () => {
+  it('a route with permission rules cannot have fromBody (it would skip them)', () => {
+    const route = ROUTES.find((r) => r.procedure === 'apis.getApi')!;
+    expect(() => new Dispatcher('http://keyward.test', log, undefined, [{ ...route, fromBody: () => undefined }])).toThrow(/apis.getApi: a route with permission rules cannot have fromBody/);
+  });
+});
+
 describe('ratelimits.limit from the body', () => {
   /** `limit` for identifier `<id>-a` the fast way and `<id>-b` the full way: the replies must match. */
   function limitBoth(id: string, rest: Record<string, unknown> = {}, rootKey = ROOT) {
