@@ -7,5 +7,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     maxWorkers: 2,
+    // Under CI the log is read from its end: a dot per test, then the failures and the summary.
+    reporters: process.env.CI ? ['dot'] : ['default'],
   },
 });
