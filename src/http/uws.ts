@@ -83,9 +83,20 @@ export interface ServerDeps {
   page(path: string): Page | undefined;
 }
 
+/**
+ * The least a drain lasts. A request can sit unread in a connection's buffer (this thread
+ * busy, or not yet scheduled) while nothing is in flight; without the wait, the process
+ * could exit before reading it and the client would see its connection drop unanswered.
+ */
+const DRAIN_GRACE_MS = 100;
+
 export interface RunningServer {
   port: number;
-  /** Stop accepting, finish in-flight requests; resolves when none is left (or after timeoutMs). */
+  /**
+   * Stop accepting, finish in-flight requests; resolves when none is left (or after
+   * timeoutMs), and not before DRAIN_GRACE_MS: requests already in the sockets' buffers when
+   * the drain began are read and answered (503 shutting_down) rather than cut off at exit.
+   */
   drain(timeoutMs: number): Promise<void>;
 }
 
@@ -272,8 +283,9 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         drain: async (timeoutMs) => {
           server.draining = true;
           uws.us_listen_socket_close(token);
-          const until = Date.now() + timeoutMs;
-          while (server.inFlight > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+          const started = Date.now();
+          const until = started + timeoutMs;
+          while ((server.inFlight > 0 || Date.now() < started + DRAIN_GRACE_MS) && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
           clearInterval(timer);
         },
       });

@@ -35,6 +35,8 @@ describe('SIGTERM', () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
     // Open the connections first so every request below is on an accepted socket.
     await Promise.all(Array.from({ length: 50 }, () => post(agent, server.port, server.rootKey, 'apis.getApi', { apiId: 'api_warmup_x' })));
+    // …and back in the agent's pool, so each request below is written at once, not queued.
+    while (Object.values(agent.freeSockets).reduce((n, list) => n + (list?.length ?? 0), 0) < 50) await new Promise((r) => setTimeout(r, 1));
 
     const fired = Array.from({ length: 50 }, (_, i) => post(agent, server.port, server.rootKey, 'apis.createApi', { name: `drain-${i}` }).then((r) => r, (err: Error) => ({ status: -1, body: err.message })));
     // Let the requests reach the server's socket buffers, then ask it to stop.
