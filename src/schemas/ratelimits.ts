@@ -49,13 +49,9 @@ export const setOverrideRequest = object(
 );
 export const setOverrideResponse = object({ overrideId: { type: 'string' } }, ['overrideId']);
 export const overrideRequest = object({ namespace, identifier }, ['namespace', 'identifier']);
-export const overrideResponse = object(
-  { overrideId: { type: 'string' }, identifier: { type: 'string' }, limit: { type: 'integer' }, duration: { type: 'integer' } },
-  ['overrideId', 'identifier', 'limit', 'duration'],
-);
-export const listOverridesItem = object(
-  { overrideId: { type: 'string' }, namespace: { type: 'string', description: 'the namespace name' }, identifier: { type: 'string' }, limit: { type: 'integer' }, duration: { type: 'integer' } },
-  ['overrideId', 'namespace', 'identifier', 'limit', 'duration'],
-);
+const overrideView = { overrideId: { type: 'string' }, identifier: { type: 'string' }, limit: { type: 'integer' }, duration: { type: 'integer' } };
+export const overrideResponse = object(overrideView, Object.keys(overrideView));
+/** A listOverrides item: getOverride's view plus the namespace's name. */
+export const listOverridesItem = object({ ...overrideView, namespace: { type: 'string', description: 'the namespace name' } }, [...Object.keys(overrideView), 'namespace']);
 export const listOverridesRequest = object({ namespace, cursor: cursorField, limit: pageLimit(10, 100) }, ['namespace']);
 export { emptyObject };
