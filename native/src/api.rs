@@ -530,7 +530,7 @@ pub fn verify_key(env: Env, args: &[napi_value; 8]) -> Result<napi_value, Error>
     };
     let mut id_buf = [0u8; 128];
     let request_id = optional_str_arg(env, args[7], &mut id_buf, "requestId")?;
-    hot_reply(env, request_id.as_deref(), |scratch| verify::verify(&request, scratch).map_err(verify_error))
+    verify_reply(env, request_id.as_deref(), &request)
 }
 
 /// verifyKeyBody(workspaceId, allowedApis, body: Uint8Array, nowMs, requestId?): string |
@@ -551,7 +551,17 @@ pub fn verify_key_body(env: Env, args: &[napi_value; 5]) -> Result<napi_value, E
         now_ms: int_arg(env, args[3], "nowMs")?,
     };
     let request_id = optional_str_arg(env, args[4], &mut id_buf, "requestId")?;
-    hot_reply(env, request_id.as_deref(), |scratch| verify::verify(&request, scratch).map_err(verify_error))
+    verify_reply(env, request_id.as_deref(), &request)
+}
+
+/// verifyKey's answer to `request` (both ways in: arguments or body bytes).
+fn verify_reply(env: Env, request_id: Option<&str>, request: &Request<'_>) -> Result<napi_value, Error> {
+    hot_reply(env, request_id, |scratch| verify::verify(request, scratch).map_err(verify_error))
+}
+
+/// limit's answer to `request` (both ways in: arguments or body bytes).
+fn limit_reply(env: Env, request_id: Option<&str>, request: &LimitRequest<'_>, now_ms: i64) -> Result<napi_value, Error> {
+    hot_reply(env, request_id, |scratch| limit::limit(std::slice::from_ref(request), now_ms, false, scratch).map_err(limit_error))
 }
 
 /// Runs a hot call with this thread's scratch buffers and returns what it left there as a JS
@@ -603,7 +613,7 @@ pub fn limit(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error> {
     let now_ms = int_arg(env, args[5], "nowMs")?;
     let mut id_buf = [0u8; 128];
     let request_id = optional_str_arg(env, args[6], &mut id_buf, "requestId")?;
-    hot_reply(env, request_id.as_deref(), |scratch| limit::limit(std::slice::from_ref(&request), now_ms, false, scratch).map_err(limit_error))
+    limit_reply(env, request_id.as_deref(), &request, now_ms)
 }
 
 /// limitBody(workspaceId, body: Uint8Array, nowMs, requestId?): string | undefined — limit
@@ -620,7 +630,7 @@ pub fn limit_body(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error>
     limit::with_namespace_id(&workspace_id, namespace, |namespace_id| {
         let Some(namespace_id) = namespace_id else { return Ok(env.undefined()?) };
         let request = LimitRequest { namespace_id, ..request };
-        hot_reply(env, request_id.as_deref(), |scratch| limit::limit(std::slice::from_ref(&request), now_ms, false, scratch).map_err(limit_error))
+        limit_reply(env, request_id.as_deref(), &request, now_ms)
     })
     .map_err(limit_error)?
 }
