@@ -141,12 +141,7 @@ export function hostUrl(host: string, port: number): string {
 function publicUrl(env: NodeJS.ProcessEnv, host: string, port: number): string {
   const raw = env.KEYWARD_PUBLIC_URL?.trim();
   if (raw === undefined || raw === '') return hostUrl(host, port);
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new ConfigError(`KEYWARD_PUBLIC_URL must be an absolute http(s) URL, got '${raw}'`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`KEYWARD_PUBLIC_URL must be an absolute http(s) URL, got '${raw}'`);
+  const protocol = URL.canParse(raw) ? new URL(raw).protocol : undefined;
+  if (protocol !== 'http:' && protocol !== 'https:') throw new ConfigError(`KEYWARD_PUBLIC_URL must be an absolute http(s) URL, got '${raw}'`);
   return raw.replace(/\/+$/, '');
 }
