@@ -256,7 +256,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
 
     let page: Page | undefined;
     try {
-      page = GET_PATHS.has(url) || url.startsWith('/docs/errors/') ? (url.startsWith('/docs/errors/') ? errorPage(url) : deps.page(url)) : undefined;
+      page = url.startsWith('/docs/errors/') ? errorPage(url) : GET_PATHS.has(url) ? deps.page(url) : undefined;
     } catch (err) {
       // A page that reads the store (/metrics) answers 503 when it cannot, as procedures do.
       return server.finish(p, dispatcher.error(new ApiError('storage_unavailable', `${url} could not be read from the store (${(err as Error).message}).`)), hasBody(req));
