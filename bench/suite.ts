@@ -174,7 +174,7 @@ interface Cell {
 const cells: Cell[] = [];
 const autocannonRuns: Record<string, AutocannonRun> = {};
 const auth = { value: '' };
-let calibration = { openLoopMaxRps: 0, openLoopOffered: 0, autocannonCeilingRps: 0, wrkCeilingCores: 0, floorRps: 0, floorP99HeldMs: Number.NaN, floorP99FreeMs: Number.NaN };
+let calibration = { openLoopMaxRps: 0, openLoopOffered: 0, openLoopCores: 0, autocannonCeilingRps: 0, wrkCeilingCores: 0, floorRps: 0, floorP99HeldMs: Number.NaN, floorP99FreeMs: Number.NaN };
 /** Whether the open-loop runs held the CPUs out of their sleep states (lib/cpuWake.ts). */
 const wake = { held: false, reason: '' };
 
@@ -397,7 +397,7 @@ async function main(): Promise<void> {
     const floorFree = await openLoopAwake(floorRun, false);
     const ac = await runAutocannon(probe, ceilingTarget, CFG.autocannonS);
     const wrkProbe = await measurePeak(probe, ceilingTarget);
-    calibration = { openLoopMaxRps: ol.sentRps, openLoopOffered: offered, autocannonCeilingRps: ac.requestsPerSec, wrkCeilingCores: wrkProbe.wrkCores, floorRps, floorP99HeldMs: floorHeld.p99Ms, floorP99FreeMs: floorFree.p99Ms };
+    calibration = { openLoopMaxRps: ol.sentRps, openLoopOffered: offered, openLoopCores: ol.generatorCores, autocannonCeilingRps: ac.requestsPerSec, wrkCeilingCores: wrkProbe.wrkCores, floorRps, floorP99HeldMs: floorHeld.p99Ms, floorP99FreeMs: floorFree.p99Ms };
     autocannonRuns['calibration-ceiling'] = ac;
 
     // 3. node:http + Redis (Lua) and rate-limiter-flexible, same keys.
@@ -455,7 +455,7 @@ const p99At = (scenario: string, system: SystemId, f: number): number => cell(sc
 
 /** CPU used on the machine by anything but the server, wrk and the bench process (other users). */
 const otherPeak = (p: PeakResult): number => Math.max(0, p.server.machineBusyCores - p.server.busyCores - p.wrkCores - p.server.benchCores);
-const otherLat = (l: LatencyStep): number => Math.max(0, l.server.machineBusyCores - l.server.busyCores - l.server.benchCores);
+const otherLat = (l: LatencyStep): number => Math.max(0, l.server.machineBusyCores - l.server.busyCores - l.server.benchCores - l.generatorCores);
 const OTHER_LOAD_LIMIT = 0.25;
 
 function machine(): Record<string, string> {
@@ -627,7 +627,7 @@ function writeOutputs(): void {
     const latRows = s.systems.flatMap((sys) =>
       (cell(s.id, sys)?.latency ?? []).map(
         (l) =>
-          `| ${SYSTEM_NAMES[sys]} | ${Math.round(l.loadFraction * 100)}% | ${n0(l.offeredRps)} | ${n0(l.sentRps)} | ${f2(l.p50Ms)} | ${f2(l.p90Ms)} | ${f2(l.p99Ms)} | ${f2(l.p999Ms)} | ${f2(l.maxMs)} | ${f2(l.serviceP99Ms)} | ${f2(l.sendLagP99Ms)} | ${f2(l.server.busyCores)} | ${n0(l.server.rssMaxMiB)} | ${f2(otherLat(l))} | ${l.non2xx + l.errors} |`,
+          `| ${SYSTEM_NAMES[sys]} | ${Math.round(l.loadFraction * 100)}% | ${n0(l.offeredRps)} | ${n0(l.sentRps)} | ${f2(l.p50Ms)} | ${f2(l.p90Ms)} | ${f2(l.p99Ms)} | ${f2(l.p999Ms)} | ${f2(l.maxMs)} | ${f2(l.serviceP99Ms)} | ${f2(l.sendLagP99Ms)} | ${f2(l.generatorCores)} | ${f2(l.server.busyCores)} | ${n0(l.server.rssMaxMiB)} | ${f2(otherLat(l))} | ${l.non2xx + l.errors} |`,
       ),
     );
     const ac = autocannonRuns[s.id];
@@ -640,10 +640,10 @@ function writeOutputs(): void {
       '|---|---|---|---|---|---|---|---|---|---|---|',
       ...peakRows,
       '',
-      `Latency at fixed offered load (open loop, ${CFG.stepS} s per step; latency from the scheduled send time; "service p99" from the actual send; "send lag" = the generator's own lateness):`,
+      `Latency at fixed offered load (open loop, ${CFG.stepS} s per step; latency from the scheduled send time; "service p99" from the actual send; "send lag" = the generator's own lateness; "generator cores" = the CPU the generator used):`,
       '',
-      '| system | load | offered req/s | sent on schedule req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | service p99 ms | send lag p99 ms | server busy cores | server RSS MiB | other load (cores) | non-2xx + errors |',
-      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+      '| system | load | offered req/s | sent on schedule req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | service p99 ms | send lag p99 ms | generator cores | server busy cores | server RSS MiB | other load (cores) | non-2xx + errors |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
       ...latRows,
       '',
       ac === undefined ? '' : `autocannon (closed loop, ${CFG.connections} connections, ${CFG.autocannonS} s) against keyward (process): ${n0(ac.requestsPerSec)} req/s, p50 ${f2(ac.latencyP50Ms)} ms, p99 ${f2(ac.latencyP99Ms)} ms (histograms in raw.json).`,
@@ -686,14 +686,14 @@ function writeOutputs(): void {
     `- Systems, on the same machine and generators: keyward (one serving thread) with durability \`process\` and, afterwards, \`disk\` on the same store; a bare uWebSockets.js server answering every path with a reply of the same size as keyward's (the ceiling); node:http + Redis ${(m.redis ?? '').replace(/^Redis /, '')} with Lua scripts (EVALSHA) doing the same verification (hash lookup, disabled/expiry check, the same sliding-window limit, atomic credit decrement) and the same sliding-window limit, ioredis with auto-pipelining; rate-limiter-flexible's \`RateLimiterRedis\` through the same node:http server for the limit scenarios (note: a fixed window, not a sliding one).`,
     '- **Redis durability**: redis-server runs with `--save "" --appendonly no`: it keeps nothing across a crash, while keyward in `process` mode survives a process crash (LMDB, written at commit, not fsynced) and in `disk` mode a power loss. The Redis peer is therefore favoured on durability.',
     `- Peak throughput: wrk (Debian) \`-t1 -c${CFG.connections}\`, a Lua script building each request (random key / identifier). keyward (process), the ceiling and the Redis peers run side by side, and each scenario is measured in ${CFG.rounds} rounds of ${CFG.peakS} s per system, the systems one after another within a round in an order rotated from round to round; a cell's peak is its median round (the slower of two), so a slow phase of this shared VM falls on all systems alike and one bad round does not decide a ratio. keyward (disk) runs its ${CFG.rounds} rounds afterwards on the same store. Server CPU = utime + stime from /proc/<pid>/stat over the run (for the Redis peer: node:http process + redis-server); "busy cores" = CPU seconds ÷ wall seconds; "req/s per busy core" = req/s ÷ busy cores; RSS = largest VmRSS sampled every 200 ms.`,
-    `- Latency: an open-loop generator (bench/lib/openLoop.ts; ${CFG.connections} keep-alive connections): requests are due on a fixed schedule at 10%, 50% and 90% of that system's own wrk peak, wait for a free connection when all are busy, and their latency counts from the scheduled time, so stalls are not hidden (no coordinated omission). Percentiles from an HdrHistogram (raw histograms in raw.json, compressed base64, µs). During every open-loop run the bench holds a PM QoS request of 0 µs on /dev/cpu_dma_latency (bench/lib/cpuWake.ts, as latency benchmarks and tuned's latency-performance profile do), so idle CPUs poll instead of halting: on this VM a halted vCPU can take several ms to run again when a packet arrives, which otherwise decides the p99 of every system at low load — the do-nothing ceiling at ${n0(calibration.floorRps)} req/s: p99 ${f2(calibration.floorP99HeldMs)} ms held, ${f2(calibration.floorP99FreeMs)} ms not held${wake.held ? '' : ` (**not held in this run**: ${wake.reason})`}. Peaks (closed loop, CPUs busy) run without it.`,
+    `- Latency: an open-loop generator (bench/native/openloop.c, one C thread with epoll, driven by bench/lib/openLoop.ts; ${CFG.connections} keep-alive connections): requests are due on a fixed schedule at 10%, 50% and 90% of that system's own wrk peak, wait for a free connection when all are busy, and their latency counts from the scheduled time, so stalls are not hidden (no coordinated omission). Percentiles from an HdrHistogram (raw histograms in raw.json, compressed base64, µs). During every open-loop run the bench holds a PM QoS request of 0 µs on /dev/cpu_dma_latency (bench/lib/cpuWake.ts, as latency benchmarks and tuned's latency-performance profile do), so idle CPUs poll instead of halting: on this VM a halted vCPU can take several ms to run again when a packet arrives, which otherwise decides the p99 of every system at low load — the do-nothing ceiling at ${n0(calibration.floorRps)} req/s: p99 ${f2(calibration.floorP99HeldMs)} ms held, ${f2(calibration.floorP99FreeMs)} ms not held${wake.held ? '' : ` (**not held in this run**: ${wake.reason})`}. Peaks (closed loop, CPUs busy) run without it.`,
     `- autocannon (programmatic, closed loop, ${CFG.connections} connections) runs once per scenario against keyward (process) as a cross-check of the Node-side view; its HDR histogram summaries are in raw.json.`,
     '',
     '## Limits of the tools',
     '',
     `- wrk is closed-loop (a connection sends its next request when the previous one is answered), one thread, and shares the ${cpus().length} cores with the server: against the ceiling it used ${f2(calibration.wrkCeilingCores)} cores. Peak numbers are therefore "server + generator on ${cpus().length} cores", and the ceiling is bounded by wrk as much as by uWS. wrk's own p99 is coordinated-omission-prone; use the open-loop tables for latency.`,
-    `- The open-loop generator is one Node thread: offered ${n0(calibration.openLoopOffered)} req/s against the ceiling it sent ${n0(calibration.openLoopMaxRps)} req/s on schedule — its saturation point on this machine. Steps offered above that (some ceiling rows) measure the generator, not the server. Its timer fires at ~1 ms granularity, so latencies include up to ~1 ms of send lag (column "send lag p99"); sub-millisecond percentiles are not resolvable.`,
-    `- The generator's own floor: the bare uWS ceiling does nothing, so its open-loop rows are what this generator can resolve on this machine — p99 ${f2(p99At('verify-credits', 'uws-ceiling', 0.1))} ms at 10% and ${f2(p99At('verify-credits', 'uws-ceiling', 0.5))} ms at 50% of the ceiling's peak (verify-credits). The generator also needs more CPU than wrk for the same rate, so at 90% of a system's wrk peak the server may get less CPU than during the wrk run and fall behind (latency then grows with the queue): 90% rows show the edge of saturation on a shared 2-core machine, not a comfortable operating point.`,
+    `- The open-loop generator is one C thread that sleeps in epoll until the next request is due (nanosecond timeout, no spinning): offered ${n0(calibration.openLoopOffered)} req/s against the ceiling it sent ${n0(calibration.openLoopMaxRps)} req/s on schedule using ${f2(calibration.openLoopCores)} cores — its saturation point on this machine. Steps offered above that (some ceiling rows) measure the generator, not the server. Every request costs it a few system calls and, below saturation, a sleep and a wake-up, which on this VM are expensive: it needs more CPU per request than wrk (which never sleeps). Its own lateness (column "send lag p99") is the kernel's wake-up latency plus any wait for a CPU it shares with the server.`,
+    `- The generator's own floor: the bare uWS ceiling does nothing, so its open-loop rows are what this generator can resolve on this machine — p99 ${f2(p99At('verify-credits', 'uws-ceiling', 0.1))} ms at 10% and ${f2(p99At('verify-credits', 'uws-ceiling', 0.5))} ms at 50% of the ceiling's peak (verify-credits). Because the generator needs more CPU than wrk for the same rate, at 90% of a system's wrk peak the server may get less CPU than during the wrk run and fall behind (latency then grows with the queue): 90% rows show the edge of saturation on a shared 2-core machine, not a comfortable operating point.`,
     `- autocannon (Node, closed loop) reached ${n0(calibration.autocannonCeilingRps)} req/s against the ceiling: a Node generator saturates well below wrk, which is why peaks come from wrk.`,
     `- One machine; ${CFG.rounds} peak rounds and one latency run per cell; see Noise for the variation between rounds and between runs.`,
     '',

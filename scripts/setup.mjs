@@ -4,13 +4,13 @@
 // or out of date. `npm start`, `npm test` and bin/keyward.mjs call it first.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROOT } from './cargo.mjs';
 
 // Build needs: LMDB and SHA-2 crates (and their deps) from Debian, liblmdb to link, pkg-config
-// to find it, cargo to build. wrk is the load generator of bench/ (installed for benches only).
+// to find it, cargo to build. wrk (peaks) and redis-server (a peer) are for bench/ only.
 export const DEBIAN_PACKAGES = ['librust-lmdb-dev', 'librust-sha2-dev', 'liblmdb-dev', 'pkg-config', 'cargo'];
 export const BENCH_PACKAGES = ['wrk', 'redis-server'];
 
@@ -91,11 +91,22 @@ function ensureTypeScript(quiet, force) {
   run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')], { quiet });
 }
 
+// The bench's open-loop load generator (C), built with the compiler cargo already links with.
+function ensureLoadGenerator(quiet, force) {
+  const src = join(ROOT, 'bench', 'native', 'openloop.c');
+  const out = join(ROOT, 'dist', 'bench', 'openloop');
+  if (!force && mtime(out) >= mtime(src)) return;
+  say(quiet, 'compiling the open-loop load generator (cc)');
+  mkdirSync(dirname(out), { recursive: true });
+  run('cc', ['-O2', '-Wall', '-o', out, src], { quiet });
+}
+
 export async function ensureReady({ quiet = false, forceBuild = false, bench = false } = {}) {
   ensureDebianPackages(quiet, bench ? [...DEBIAN_PACKAGES, ...BENCH_PACKAGES] : DEBIAN_PACKAGES);
   ensureNpm(quiet);
   await ensureNative(quiet, forceBuild);
   ensureTypeScript(quiet, forceBuild);
+  if (bench) ensureLoadGenerator(quiet, forceBuild);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -4,12 +4,22 @@
 // connection is busy; its latency is counted from the *scheduled* time, so a server stall
 // shows up in the percentiles instead of slowing the generator down (no coordinated
 // omission). A second histogram counts from the actual send (service time).
-// Limits: one Node thread; timers fire at ~1 ms granularity, so a request may leave up to
-// ~1 ms after its scheduled time (reported as sendLag); it saturates at the rate the
-// calibration step of the suite measures.
-import { connect, type Socket } from 'node:net';
-import { performance } from 'node:perf_hooks';
+// The sending is done by bench/native/openloop.c (one C thread, epoll, a timerfd armed for
+// the next due request), built to dist/bench/openloop by `scripts/setup.mjs --bench`: a
+// Node generator needs several times the CPU for the same rate on this 2-core machine and
+// its timers fire at ~1 ms granularity. This module draws the requests beforehand (the
+// `next` callback, up to REQUESTS_DRAWN of them, cycled when a run needs more) and turns
+// the samples the generator writes into HdrHistograms.
+import { spawn } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as hdr from 'hdr-histogram-js';
+import { benchTempDir } from './procs.js';
+
+export const GENERATOR = join(dirname(dirname(fileURLToPath(import.meta.url))), 'openloop');
+/** At most this many requests are drawn per run; a longer run sends them again in order. */
+export const REQUESTS_DRAWN = 300_000;
 
 export interface OpenLoopRun {
   port: number;
@@ -21,6 +31,8 @@ export interface OpenLoopRun {
   next: () => string;
   /** Called about every 250 ms with completed responses so far. */
   onTick?: (completed: number, elapsedS: number) => void;
+  /** The generator binary; GENERATOR (built by `scripts/setup.mjs --bench`) by default. */
+  generator?: string;
 }
 
 export interface LatencySummary {
@@ -44,6 +56,8 @@ export interface LatencySummary {
   serviceP99Ms: number;
   /** p99 of (actual send − scheduled time) for requests sent on an idle connection: the generator's own timing error. */
   sendLagP99Ms: number;
+  /** CPU the generator itself used, in cores (CPU seconds per second of the run). */
+  generatorCores: number;
   /** HdrHistogram (µs, from the scheduled time), compressed base64. */
   histogram: string;
 }
@@ -52,142 +66,105 @@ function newHistogram(): hdr.Histogram {
   return hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 });
 }
 
-interface Conn {
-  sock: Socket;
-  scheduled: number;
+/** The requests of a run, as the generator reads them: u32le count, then (u32le length, bytes) each. */
+function requestsFile(run: OpenLoopRun, total: number): Buffer {
+  const parts: Buffer[] = [Buffer.alloc(4)];
+  const n = Math.min(total, REQUESTS_DRAWN);
+  parts[0]!.writeUInt32LE(n);
+  for (let i = 0; i < n; i++) {
+    const req = Buffer.from(run.next(), 'latin1');
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(req.length);
+    parts.push(len, req);
+  }
+  return Buffer.concat(parts);
+}
+
+interface GeneratorCounts {
+  total: number;
   sent: number;
-  buf: Buffer | null;
+  sentInWindow: number;
+  completed: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  elapsedS: number;
+  cpuS: number;
 }
 
-function openConn(port: number): Promise<Socket> {
+function runGenerator(run: OpenLoopRun, requests: string, samples: string): Promise<GeneratorCounts> {
   return new Promise((resolve, reject) => {
-    const sock = connect({ host: '127.0.0.1', port, noDelay: true });
-    sock.once('connect', () => resolve(sock));
-    sock.once('error', reject);
+    const args = [run.port, run.rate, run.durationS, run.connections].map(String);
+    const generator = run.generator ?? GENERATOR;
+    const child = spawn(generator, [...args, requests, samples], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+      const lines = err.split('\n');
+      err = lines.pop() ?? '';
+      for (const line of lines) {
+        const m = /^tick (\d+) ([\d.]+)$/.exec(line);
+        if (m !== null) run.onTick?.(Number(m[1]), Number(m[2]));
+        else if (line !== '') err += `${line}\n`;
+      }
+    });
+    child.once('error', (e) => reject(new Error(`the open-loop generator ${generator} could not run (npm run bench builds it): ${e.message}`)));
+    child.once('exit', (code) => {
+      if (code === 0) resolve(JSON.parse(out) as GeneratorCounts);
+      else reject(new Error(`the open-loop generator failed (exit ${code}): ${err.trim()}`));
+    });
   });
-}
-
-/** Length of a complete response at the start of `buf`, or -1 when more bytes are needed. */
-function responseLength(buf: Buffer): number {
-  const headerEnd = buf.indexOf('\r\n\r\n');
-  if (headerEnd < 0) return -1;
-  const head = buf.toString('latin1', 0, headerEnd);
-  const m = /content-length:\s*(\d+)/i.exec(head);
-  const total = headerEnd + 4 + (m === null ? 0 : Number(m[1]));
-  return buf.length >= total ? total : -1;
 }
 
 export async function runOpenLoop(run: OpenLoopRun): Promise<LatencySummary> {
-  const hist = newHistogram();
-  const service = newHistogram();
-  const lag = newHistogram();
-  const conns: Conn[] = [];
-  for (let i = 0; i < run.connections; i++) conns.push({ sock: await openConn(run.port), scheduled: 0, sent: 0, buf: null });
-  const idle: Conn[] = [...conns];
-  const queue: number[] = [];
-  let queueHead = 0;
-  let completed = 0;
-  let non2xx = 0;
-  let errors = 0;
-  let sentCount = 0;
-  let sentInWindow = 0;
   const total = Math.max(1, Math.round(run.rate * run.durationS));
-  const intervalMs = 1000 / run.rate;
-  let scheduledCount = 0;
-  let start = 0;
-  let finish: (() => void) | undefined;
-
-  const send = (c: Conn, scheduled: number, now: number): void => {
-    c.scheduled = scheduled;
-    c.sent = now;
-    sentCount++;
-    if (now - start <= run.durationS * 1000) sentInWindow++;
-    c.sock.write(run.next());
-  };
-  const done = (): boolean => scheduledCount >= total && completed + errors >= total;
-  const tick = (): void => {
-    if (start === 0) return;
-    const now = performance.now();
-    const due = Math.min(total, Math.floor((now - start) / intervalMs) + 1);
-    while (scheduledCount < due) {
-      const scheduled = start + scheduledCount * intervalMs;
-      scheduledCount++;
-      const c = idle.pop();
-      if (c === undefined) queue.push(scheduled);
-      else {
-        lag.recordValue(Math.max(1, Math.round((now - scheduled) * 1000)));
-        send(c, scheduled, now);
-      }
-    }
-  };
-  for (const c of conns) {
-    c.sock.on('data', (chunk: Buffer) => {
-      c.buf = c.buf === null ? chunk : Buffer.concat([c.buf, chunk]);
-      const len = responseLength(c.buf);
-      if (len < 0) return;
-      const now = performance.now();
-      if (c.buf[9] !== 0x32) non2xx++; // "HTTP/1.1 2xx"
-      c.buf = null;
-      completed++;
-      hist.recordValue(Math.max(1, Math.round((now - c.scheduled) * 1000)));
-      service.recordValue(Math.max(1, Math.round((now - c.sent) * 1000)));
-      tick();
-      if (queueHead < queue.length) {
-        const scheduled = queue[queueHead++] ?? now;
-        if (queueHead > 4096 && queueHead * 2 > queue.length) {
-          queue.splice(0, queueHead);
-          queueHead = 0;
-        }
-        send(c, scheduled, now);
-      } else idle.push(c);
-      if (done()) finish?.();
-    });
-    c.sock.on('error', () => {
-      errors++;
-      if (done()) finish?.();
-    });
+  const dir = benchTempDir('openloop-');
+  const requests = join(dir, 'requests');
+  const samples = join(dir, 'samples');
+  try {
+    writeFileSync(requests, requestsFile(run, total));
+    const counts = await runGenerator(run, requests, samples);
+    const raw = readFileSync(samples);
+    const [nLat, nSvc, nLag] = [0, 1, 2].map((i) => raw.readUInt32LE(i * 4)) as [number, number, number];
+    const values = new Uint32Array(raw.buffer, raw.byteOffset + 12, nLat + nSvc + nLag);
+    const histogramOf = (from: number, count: number): hdr.Histogram => {
+      const h = newHistogram();
+      for (let i = from; i < from + count; i++) h.recordValue(values[i] as number);
+      return h;
+    };
+    const hist = histogramOf(0, nLat);
+    const service = histogramOf(nLat, nSvc);
+    const lag = histogramOf(nLat + nSvc, nLag);
+    const ms = (h: hdr.Histogram, p: number): number => h.getValueAtPercentile(p) / 1000;
+    const summary: LatencySummary = {
+      offeredRps: run.rate,
+      sentRps: counts.sentInWindow / run.durationS,
+      sent: counts.sent,
+      completedRps: counts.completed / counts.elapsedS,
+      completed: counts.completed,
+      non2xx: counts.non2xx,
+      errors: counts.errors + counts.timeouts,
+      timeouts: counts.timeouts,
+      p50Ms: ms(hist, 50),
+      p90Ms: ms(hist, 90),
+      p99Ms: ms(hist, 99),
+      p999Ms: ms(hist, 99.9),
+      maxMs: hist.maxValue / 1000,
+      serviceP50Ms: ms(service, 50),
+      serviceP99Ms: ms(service, 99),
+      sendLagP99Ms: ms(lag, 99),
+      generatorCores: counts.cpuS / counts.elapsedS,
+      histogram: hdr.encodeIntoCompressedBase64(hist),
+    };
+    hist.destroy();
+    service.destroy();
+    lag.destroy();
+    return summary;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
-
-  start = performance.now();
-  const timer = setInterval(tick, 1);
-  const ticker = setInterval(() => run.onTick?.(completed, (performance.now() - start) / 1000), 250);
-  tick();
-  await new Promise<void>((resolve) => {
-    finish = resolve;
-    setTimeout(resolve, run.durationS * 1000 + 5000);
-  });
-  const elapsedS = (performance.now() - start) / 1000;
-  clearInterval(timer);
-  clearInterval(ticker);
-  const timeouts = total - completed - errors;
-  const end = performance.now();
-  // Unanswered requests count with their age, so a stall is not hidden.
-  for (const c of conns) if (c.sock.readyState === 'open' && !idle.includes(c)) hist.recordValue(Math.round((end - c.scheduled) * 1000));
-  for (const c of conns) c.sock.destroy();
-  const ms = (h: hdr.Histogram, p: number): number => h.getValueAtPercentile(p) / 1000;
-  const summary: LatencySummary = {
-    offeredRps: run.rate,
-    sentRps: sentInWindow / run.durationS,
-    sent: sentCount,
-    completedRps: completed / elapsedS,
-    completed,
-    non2xx,
-    errors: errors + timeouts,
-    timeouts,
-    p50Ms: ms(hist, 50),
-    p90Ms: ms(hist, 90),
-    p99Ms: ms(hist, 99),
-    p999Ms: ms(hist, 99.9),
-    maxMs: hist.maxValue / 1000,
-    serviceP50Ms: ms(service, 50),
-    serviceP99Ms: ms(service, 99),
-    sendLagP99Ms: ms(lag, 99),
-    histogram: hdr.encodeIntoCompressedBase64(hist),
-  };
-  hist.destroy();
-  service.destroy();
-  lag.destroy();
-  return summary;
 }
 
 /** A raw HTTP/1.1 POST with a JSON body. */
