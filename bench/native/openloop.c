@@ -313,11 +313,9 @@ int main(int argc, char **argv) {
   FILE *out = fopen(argv[6], "wb");
   if (!out) die(argv[6]);
   uint32_t counts[3] = {(uint32_t)lat.n, (uint32_t)svc.n, (uint32_t)lag.n};
-  fwrite(counts, 4, 3, out);
-  fwrite(lat.v, 4, lat.n, out);
-  fwrite(svc.v, 4, svc.n, out);
-  fwrite(lag.v, 4, lag.n, out);
-  if (fclose(out) != 0) die(argv[6]);
+  int written = fwrite(counts, 4, 3, out) == 3 && fwrite(lat.v, 4, lat.n, out) == lat.n &&
+                fwrite(svc.v, 4, svc.n, out) == svc.n && fwrite(lag.v, 4, lag.n, out) == lag.n;
+  if (fclose(out) != 0 || !written) die(argv[6]);
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   double cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
