@@ -4,10 +4,10 @@
 // connection is busy; its latency is counted from the *scheduled* time, so a server stall
 // shows up in the percentiles instead of slowing the generator down (no coordinated
 // omission). A second histogram counts from the actual send (service time).
-// The sending is done by bench/native/openloop.c (one C thread, epoll, a timerfd armed for
-// the next due request), built to dist/bench/openloop by `scripts/setup.mjs --bench`: a
-// Node generator needs several times the CPU for the same rate on this 2-core machine and
-// its timers fire at ~1 ms granularity. This module draws the requests beforehand (the
+// The sending is done by bench/native/openloop.c (one C thread sleeping in epoll until the
+// next request is due), built to dist/bench/openloop by `scripts/setup.mjs --bench`: a Node
+// generator needs more CPU for the same rate on this 2-core machine and its timers fire at
+// ~1 ms granularity. This module draws the requests beforehand (the
 // `next` callback, up to REQUESTS_DRAWN of them, cycled when a run needs more) and turns
 // the samples the generator writes into HdrHistograms.
 import { spawn } from 'node:child_process';

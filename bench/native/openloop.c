@@ -182,6 +182,11 @@ static void send_on(int i, int64_t scheduled, int64_t now) {
   flush_conn(i);
 }
 
+// When request n of a run that started at `start` is due.
+static int64_t due_at(int64_t start, double interval_ns, uint64_t n) {
+  return start + (int64_t)((double)n * interval_ns);
+}
+
 // An idle live connection, or -1.
 static int take_idle(void) {
   while (n_idle > 0) {
@@ -247,7 +252,7 @@ int main(int argc, char **argv) {
     uint64_t due = (uint64_t)((double)(now - start) / interval_ns) + 1;
     if (due > total) due = total;
     while (scheduled_count < due) {
-      int64_t sched = start + (int64_t)((double)scheduled_count * interval_ns);
+      int64_t sched = due_at(start, interval_ns, scheduled_count);
       scheduled_count++;
       int i = take_idle();
       if (i >= 0) {
@@ -266,7 +271,7 @@ int main(int argc, char **argv) {
 
     int64_t wake = next_tick < deadline ? next_tick : deadline;
     if (scheduled_count < total) {
-      int64_t next_due = start + (int64_t)((double)scheduled_count * interval_ns);
+      int64_t next_due = due_at(start, interval_ns, scheduled_count);
       if (next_due < wake) wake = next_due;
     }
     int64_t sleep_ns = wake > now ? wake - now : 0;
