@@ -1,13 +1,14 @@
 // ratelimits.limit over HTTP: wrk with identifiers drawn from 1,000,000 (all with a live
 // window before the measurement), and with one hot identifier, next to the bare uWS echo
-// server, alternating for several rounds in one run; plus the store bytes per live
-// identifier (window records).
+// server, alternating for several rounds in one run; plus the bytes per live identifier on
+// disk (the limiter log) and in the server's memory (its index of the log).
 //   npm run bench:limit [-- --identifiers 1000000 --duration 10 --connections 64 --rounds 3]
 import { native } from '../src/engine/native.js';
 import { runWrk } from './lib/wrk.js';
 import { startEcho, startKeyward } from './lib/procs.js';
 import { alternate, arg } from './lib/report.js';
 import { openStore, prefillWindows } from './lib/seed.js';
+import { rssAnonBytes } from './lib/procStats.js';
 import { listWorkspaces } from '../src/store/rootKeys.js';
 import { findNamespace } from '../src/store/ratelimits.js';
 
@@ -32,7 +33,12 @@ const before = native.stats();
 const namespace = listWorkspaces().map((w) => findNamespace(w.id, 'bench')).find((n) => n !== undefined);
 if (namespace === undefined) throw new Error('the sample request did not create the namespace');
 process.stderr.write(`giving ${identifiers.toLocaleString('en-US')} identifiers a live window…\n`);
+const anonBefore = rssAnonBytes(keyward.child.pid);
 prefillWindows(namespace.id, identifiers, (i) => `user_${i + 1}`, 1_000_000, 3_600_000);
+// The server reads the windows this process appended to the log into its index (memory) at
+// its next request.
+await fetch(`${base}/v2/ratelimits.limit`, { method: 'POST', headers, body: hotBody });
+const indexBytes = rssAnonBytes(keyward.child.pid) - anonBefore;
 let report;
 try {
   // Each keyward scenario is compared with the echo server under the same requests, built the
@@ -56,7 +62,8 @@ process.stdout.write(
   [
     `ratelimits.limit; wrk -t1 -c${connections} -d${durationS}s, keyward and the echo server alternating, ${rounds} rounds; keyward threads=1, durability=process`,
     ...report.lines,
-    `live identifiers stored: ${windows.toLocaleString('en-US')}; store grew ${(after.usedBytes - before.usedBytes).toLocaleString('en-US')} bytes → ${windows > 0 ? Math.round((after.usedBytes - before.usedBytes) / windows) : 0} bytes per live identifier`,
+    `limiter log records after the run: ${windows.toLocaleString('en-US')} (${identifiers.toLocaleString('en-US')} live windows + superseded records not yet deleted); store grew ${(after.usedBytes - before.usedBytes).toLocaleString('en-US')} bytes → ${Math.round((after.usedBytes - before.usedBytes) / identifiers)} bytes per live identifier on disk`,
+    `server memory (anonymous RSS) grew ${indexBytes.toLocaleString('en-US')} bytes when it read the ${identifiers.toLocaleString('en-US')} windows into its index → ${Math.round(indexBytes / identifiers)} bytes per live identifier in memory`,
   ].join('\n') + '\n',
 );
 if (report.bad > 0) process.exitCode = 1;

@@ -36,13 +36,23 @@ function cpuTicks(pid: number): number {
   }
 }
 
-export function rssKiB(pid: number): number {
+/** A `<field>: N kB` line of /proc/<pid>/status, in KiB (0 when it cannot be read). */
+function statusKiB(pid: number, field: string): number {
   try {
-    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m === null ? 0 : Number(m[1]);
   } catch {
     return 0;
   }
+}
+
+export function rssKiB(pid: number): number {
+  return statusKiB(pid, 'VmRSS');
+}
+
+/** Anonymous resident memory (heaps; not the store's mapped file) of a process, in bytes. */
+export function rssAnonBytes(pid: number | undefined): number {
+  return pid === undefined ? 0 : statusKiB(pid, 'RssAnon') * 1024;
 }
 
 export class ProcSampler {

@@ -14,6 +14,7 @@ use crate::credits::{self, Credits};
 use crate::hot as hot_mod;
 use crate::limit::{self, LimitError, LimitRequest};
 use crate::verified;
+use crate::windowlog;
 use crate::verify::{self, Named, Request, VerifyError};
 use crate::hash;
 use crate::meta;
@@ -232,6 +233,7 @@ pub fn open(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
     })?;
     opened.ok_or_else(|| bad("dir must be a string"))??;
     migrate::run()?;
+    windowlog::load()?;
     Ok(env.undefined()?)
 }
 
@@ -655,6 +657,19 @@ pub fn sweep_windows(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Err
     let out = env.array(2)?;
     env.set_element(out, 0, env.buffer_copy(&next)?)?;
     env.set_element(out, 1, env.double(deleted as f64)?)?;
+    Ok(out)
+}
+
+/// sweepLog(nowMs, max): [deleted: number, atEnd: boolean] — visits the next `max` records
+/// of the limiter log (windowlog.rs keeps the place) and deletes garbage and stale windows;
+/// `atEnd` when the visit reached the end of the log (the next one starts over).
+pub fn sweep_log(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
+    let now_ms = int_arg(env, args[0], "nowMs")?;
+    let max = int_arg(env, args[1], "max")?.max(1) as usize;
+    let (deleted, at_end) = windowlog::sweep(now_ms, max)?;
+    let out = env.array(2)?;
+    env.set_element(out, 0, env.double(deleted as f64)?)?;
+    env.set_element(out, 1, env.boolean(at_end)?)?;
     Ok(out)
 }
 

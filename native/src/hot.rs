@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::json;
 use crate::store::{self, StoreError, Table, View};
+use crate::windowlog;
 
 static GROUP_COMMIT: AtomicBool = AtomicBool::new(false);
 
@@ -68,8 +69,17 @@ impl Puts {
         self.items.push((table, start, self.keys.len(), value));
     }
 
+    /// Writes the puts; those into `Table::RATELIMIT_LOG` (16-byte window keys) go through
+    /// windowlog.rs.
     fn apply(&self) -> Result<(), StoreError> {
-        self.items.iter().try_for_each(|(table, start, end, value)| store::put_counter(*table, &self.keys[*start..*end], value))
+        self.items.iter().try_for_each(|(table, start, end, value)| {
+            let key = &self.keys[*start..*end];
+            match (*table == Table::RATELIMIT_LOG, <&windowlog::Key>::try_from(key)) {
+                (true, Ok(key)) => windowlog::put(key, value),
+                (true, Err(_)) => Err(StoreError::BadArgument("a window key is 16 bytes".into())),
+                (false, _) => store::put_counter(*table, key, value),
+            }
+        })
     }
 }
 

@@ -21,6 +21,7 @@ mod store;
 mod verified;
 mod verify;
 mod window;
+mod windowlog;
 
 use std::ffi::CStr;
 
@@ -59,6 +60,7 @@ exports! {
     c"limitBody" => api::limit_body,
     c"limitMany" => api::limit_many,
     c"sweepWindows" => api::sweep_windows,
+    c"sweepLog" => api::sweep_log,
     c"findOverride" => api::find_override,
     c"setGroupCommit" => api::set_group_commit,
     c"setVerifyCache" => api::set_verify_cache,

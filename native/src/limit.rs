@@ -28,6 +28,7 @@ use crate::records::{self, OverrideRecord};
 use crate::hot::{self, Effect, KeyBuf, Scratch};
 use crate::store::{self, StoreError, Table, View};
 use crate::window::{self, Window};
+use crate::windowlog;
 
 pub const MAX_PLAIN_ID_BYTES: usize = 440;
 
@@ -220,11 +221,11 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, sc
         let (limit, duration_ms) = o.as_ref().map_or((r.limit, r.duration_ms), |o| (o.limit, o.duration_ms));
         digits.clear();
         json::int(&mut digits, duration_ms);
-        let key = &window_key(r.namespace_id.as_bytes(), &digits, storage_id(r.identifier).as_bytes())[..];
+        let key = window_key(r.namespace_id.as_bytes(), &digits, storage_id(r.identifier).as_bytes());
         let earlier = changed.iter().position(|(put, _)| scratch.puts.key(*put) == key);
         let stored = match earlier {
             Some(i) => Some(changed[i].1),
-            None => v.get(Table::RATELIMIT_WINDOWS, key)?.and_then(Window::decode),
+            None => windowlog::get(v, &key)?.and_then(|w| Window::decode(&w)),
         };
         let d = window::decide(stored, now_ms, duration_ms, limit, r.cost);
         if d.success && r.cost > 0 {
@@ -235,7 +236,7 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, sc
                 }
                 None => {
                     changed.push((scratch.puts.len(), d.next));
-                    scratch.puts.push(Table::RATELIMIT_WINDOWS, &[key], d.next.encode());
+                    scratch.puts.push(Table::RATELIMIT_LOG, &[&key], d.next.encode());
                 }
             }
         }

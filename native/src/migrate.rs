@@ -8,12 +8,15 @@
 //! - Key records: formerly `keys` (keyId → record) with `key_hashes` (SHA-256 → keyId); now
 //!   `key_records` (SHA-256 → record), which a verification reads in one lookup, with
 //!   `keys` (keyId → SHA-256) for management (src/store/keys.ts).
-//! - Limiter windows: formerly at `n/<namespaceId>/<durationMs>/<sid>`; now under a 16-byte
-//!   digest of the same parts (limit.rs window_key).
+//! - Limiter windows: formerly at `n/<namespaceId>/<durationMs>/<sid>`, then under a 16-byte
+//!   digest of the same parts (limit.rs window_key) in `ratelimit_windows`; now in the
+//!   `ratelimit_log` under that digest (windowlog.rs).
 
 use crate::credits;
 use crate::limit;
 use crate::store::{self, StoreError, Table};
+use crate::window::RECORD_BYTES;
+use crate::windowlog;
 
 /// Runs every upgrade; returns how many records moved.
 pub fn run() -> Result<usize, StoreError> {
@@ -22,23 +25,33 @@ pub fn run() -> Result<usize, StoreError> {
 
 fn limiter_windows_by_digest() -> Result<usize, StoreError> {
     let legacy = all_in(Table::RATELIMIT_WINDOWS, b"n/", b"n0")?;
-    if legacy.is_empty() {
+    let in_table = all_in(Table::RATELIMIT_WINDOWS, &[limit::WINDOW_TAG], &[limit::WINDOW_TAG + 1])?;
+    if legacy.is_empty() && in_table.is_empty() {
         return Ok(0);
     }
     store::transaction(|| {
-        for (old, value) in &legacy {
+        for (old, value) in legacy.iter().chain(&in_table) {
             // n/<namespaceId>/<durationMs>/<sid>: ids and durations have no '/', sids may.
-            let mut parts = old[2..].splitn(3, |&b| b == b'/');
-            if let (Some(ns), Some(duration), Some(sid)) = (parts.next(), parts.next(), parts.next()) {
-                let place = limit::window_key(ns, duration, sid);
+            let place = match old.strip_prefix(b"n/") {
+                Some(rest) => {
+                    let mut parts = rest.splitn(3, |&b| b == b'/');
+                    match (parts.next(), parts.next(), parts.next()) {
+                        (Some(ns), Some(duration), Some(sid)) => Some(limit::window_key(ns, duration, sid)),
+                        _ => None,
+                    }
+                }
+                None => old.as_slice().try_into().ok(),
+            };
+            let record = <&[u8; RECORD_BYTES]>::try_from(value.as_slice()).ok();
+            if let (Some(place), Some(record)) = (place, record) {
                 // A window written at the new place since (by a newer process) wins.
-                if store::get(Table::RATELIMIT_WINDOWS, &place, |v| v.is_none())? {
-                    store::put(Table::RATELIMIT_WINDOWS, &place, value)?;
+                if store::view(|v| windowlog::get(v, &place))?.is_none() {
+                    windowlog::put(&place, record)?;
                 }
             }
             store::del(Table::RATELIMIT_WINDOWS, old)?;
         }
-        Ok(legacy.len())
+        Ok(legacy.len() + in_table.len())
     })
 }
 

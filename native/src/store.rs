@@ -29,8 +29,10 @@ use libc::{c_int, c_void};
 use lmdb::{DatabaseFlags, Environment, EnvironmentFlags};
 use lmdb_sys as ffi;
 
+use crate::windowlog::{self, TxnLog};
+
 /// The named tables, created at open. The index of a name is its `Table` id.
-pub const TABLES: [&str; 17] = [
+pub const TABLES: [&str; 18] = [
     "meta",
     "workspaces",
     "root_keys",
@@ -48,6 +50,7 @@ pub const TABLES: [&str; 17] = [
     "credits",
     "indexes",
     "key_records",
+    "ratelimit_log",
 ];
 const TABLE_COUNT: usize = TABLES.len();
 
@@ -75,6 +78,8 @@ impl Table {
     pub const RATELIMIT_OVERRIDES: Table = Table(12);
     pub const RATELIMIT_NAMESPACES: Table = Table(11);
     pub const META: Table = Table(0);
+    /// The limiter's windows, an append-only log (windowlog.rs); written only through it.
+    pub const RATELIMIT_LOG: Table = Table(17);
 }
 
 impl Table {
@@ -98,6 +103,7 @@ impl Table {
             b"credits" => 14,
             b"indexes" => 15,
             b"key_records" => 16,
+            b"ratelimit_log" => 17,
             _ => return None,
         };
         Some(Table(i))
@@ -219,6 +225,8 @@ struct ActiveTxn {
     records_changed: bool,
     /// Freed by LMDB when the txn ends (cursors of a write txn are).
     cursors: Cursors,
+    /// The limiter log's changes in this txn, applied to its index when the txn commits.
+    log: RefCell<TxnLog>,
     guard: RwLockReadGuard<'static, Option<Store>>,
 }
 
@@ -722,6 +730,23 @@ impl<'t> View<'t> {
         unsafe { cursor_get(self.cursors.cursor(self.store, self.txn, table)?, key) }
     }
 
+    /// The generation of the store this view reads (see `last_generation`).
+    pub fn generation(&self) -> u64 {
+        self.store.generation
+    }
+
+    /// The last key of the table, if it has any (slice lives as the view).
+    pub fn last_key(&self, table: Table) -> Result<Option<&'t [u8]>> {
+        let cursor = self.cursors.cursor(self.store, self.txn, table)?;
+        let (mut k, mut v) = (val(&[]), val(&[]));
+        // SAFETY: the cursor belongs to the view's txn, live for 't; k/v are filled by LMDB.
+        match unsafe { ffi::mdb_cursor_get(cursor, &mut k, &mut v, ffi::MDB_LAST) } {
+            0 => Ok(Some(unsafe { slice(&k) })),
+            ffi::MDB_NOTFOUND => Ok(None),
+            rc => Err(StoreError::Lmdb("get", rc)),
+        }
+    }
+
     /// The first key `>= key` in the table, if any (slice lives as the view).
     pub fn first_key_from(&self, table: Table, key: &[u8]) -> Result<Option<&'t [u8]>> {
         check_key(key)?;
@@ -828,8 +853,39 @@ fn raw_put(cursor: *mut ffi::MDB_cursor, key: &[u8], value: &[u8]) -> Result<()>
 /// Inserts or replaces. Only inside `transaction`. A record change (see `RECORDS_EPOCH`).
 pub fn put(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
     check_key(key)?;
+    only_through_windowlog(table)?;
     note_records_change()?;
     put_counter(table, key, value)
+}
+
+/// The limiter log is written only by windowlog.rs, which keeps its index equal to it.
+fn only_through_windowlog(table: Table) -> Result<()> {
+    if table == Table::RATELIMIT_LOG {
+        return Err(StoreError::BadArgument("ratelimit_log is written only by the rate limiter".into()));
+    }
+    Ok(())
+}
+
+/// Appends `key`, which must sort after every key of `table` (MDB_APPEND: no search, the
+/// last page filled before a new one is begun). A counter (see `put_counter`).
+pub fn append_counter(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
+    check_key(key)?;
+    with_write(|store, txn, cursors| {
+        let cursor = cursors.cursor(store, txn, table)?;
+        let (mut k, mut v) = (val(key), val(value));
+        // SAFETY: the cursor belongs to this thread's live write txn.
+        match unsafe { ffi::mdb_cursor_put(cursor, &mut k, &mut v, ffi::MDB_APPEND) } {
+            0 => Ok(()),
+            ffi::MDB_MAP_FULL => Err(StoreError::RetryMapFull),
+            rc => Err(StoreError::Lmdb("append", rc)),
+        }
+    })
+}
+
+/// Runs `f` with the limiter log of this thread's write transaction (None outside one).
+/// `f` must not call back into the store.
+pub fn with_txn_log<R>(f: impl FnOnce(&mut TxnLog) -> R) -> Option<R> {
+    ACTIVE.with(|a| a.borrow().as_ref().map(|t| f(&mut t.log.borrow_mut())))
 }
 
 /// `put` for the counters of the hot calls (a credit balance, a window): leaves the records
@@ -843,6 +899,7 @@ pub fn put_counter(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
 /// `RECORDS_EPOCH`).
 pub fn del(table: Table, key: &[u8]) -> Result<bool> {
     check_key(key)?;
+    only_through_windowlog(table)?;
     note_records_change()?;
     del_counter(table, key)
 }
@@ -944,7 +1001,12 @@ pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E
     loop {
         let map_bytes = begin_active(false)?;
         let unwind = AbortActiveOnUnwind;
-        let result = body();
+        let mut result = body();
+        if result.is_ok() {
+            if let Err(e) = windowlog::before_commit() {
+                result = Err(e.into());
+            }
+        }
         std::mem::forget(unwind);
         let active = ACTIVE
             .with(|a| a.borrow_mut().take())
@@ -953,6 +1015,7 @@ pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E
             txn,
             map_full,
             guard,
+            log,
             ..
         } = active;
         if map_full {
@@ -971,7 +1034,7 @@ pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E
             }
         };
         // SAFETY: txn is live; commit frees it whether or not it succeeds.
-        let rc = unsafe { ffi::mdb_txn_commit(txn) };
+        let rc = windowlog::commit(log.into_inner(), || unsafe { ffi::mdb_txn_commit(txn) });
         drop(guard);
         match rc {
             0 => return Ok(value),
@@ -1007,6 +1070,7 @@ fn begin_active(batch: bool) -> Result<usize> {
                 map_full: false,
                 batch,
                 records_changed: false,
+                log: RefCell::new(TxnLog::default()),
                 cursors: Cursors::new(),
                 guard,
             })
@@ -1062,7 +1126,8 @@ pub fn batch_abort() -> bool {
 
 /// Commits this thread's batch; Ok(false) when none is open.
 pub fn batch_commit() -> Result<bool> {
-    let Some(ActiveTxn { txn, map_full, guard, .. }) = take_batch() else {
+    let collected = if in_batch() { windowlog::before_commit() } else { Ok(()) };
+    let Some(ActiveTxn { txn, map_full, guard, log, .. }) = take_batch() else {
         return Ok(false);
     };
     let map_bytes = guard.as_ref().map_or(0, |s| s.map_bytes());
@@ -1073,8 +1138,13 @@ pub fn batch_commit() -> Result<bool> {
         grow_map(map_bytes)?;
         return Err(StoreError::RetryMapFull);
     }
+    if let Err(e) = collected {
+        // SAFETY: as above.
+        unsafe { ffi::mdb_txn_abort(txn) };
+        return Err(e);
+    }
     // SAFETY: txn is live; commit frees it whether or not it succeeds.
-    let rc = unsafe { ffi::mdb_txn_commit(txn) };
+    let rc = windowlog::commit(log.into_inner(), || unsafe { ffi::mdb_txn_commit(txn) });
     drop(guard);
     match rc {
         0 => Ok(true),
@@ -1201,20 +1271,22 @@ impl Syncer {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::sync::MutexGuard;
 
     // The store is process-wide, so tests that open it run one at a time.
     static SERIAL: Mutex<()> = Mutex::new(());
 
-    struct Fixture {
+    /// A store of its own in a temporary directory, open while the fixture lives (other
+    /// modules' tests use it too).
+    pub(crate) struct Fixture {
         dir: PathBuf,
         _serial: MutexGuard<'static, ()>,
     }
 
     impl Fixture {
-        fn new(name: &str, initial_map_bytes: usize) -> Fixture {
+        pub(crate) fn new(name: &str, initial_map_bytes: usize) -> Fixture {
             let serial = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
             let _ = close();
             let dir =
@@ -1228,7 +1300,7 @@ mod tests {
             fixture
         }
 
-        fn open(&self, initial_map_bytes: usize) {
+        pub(crate) fn open(&self, initial_map_bytes: usize) {
             let opts = OpenOptions {
                 sync_interval_ms: 0,
                 initial_map_bytes,

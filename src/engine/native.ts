@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 export type Table =
   | 'meta' | 'workspaces' | 'root_keys' | 'root_key_hashes' | 'apis' | 'keys' | 'key_hashes' | 'key_records' | 'api_keys'
   | 'permissions' | 'roles' | 'identities' | 'ratelimit_namespaces' | 'ratelimit_overrides' | 'ratelimit_windows' | 'credits'
-  | 'indexes';
+  | 'indexes' | 'ratelimit_log';
 
 export type StoreKey = string | Buffer;
 
@@ -131,6 +131,11 @@ export interface LimitNative {
   findOverride(namespaceId: string, identifier: string): string | undefined;
   /** Deletes windows that no longer count: [continue after, deleted]. */
   sweepWindows(after: Buffer, nowMs: number, max: number): [Buffer, number];
+  /**
+   * Visits the next `max` records of the limiter's log (native/src/windowlog.rs keeps the
+   * place) and deletes superseded records and stale windows: [deleted, reached the end].
+   */
+  sweepLog(nowMs: number, max: number): [number, boolean];
 }
 
 export const limiter = native as unknown as LimitNative;

@@ -1,6 +1,7 @@
 // Removes rate-limit windows that no longer count (their last bucket is over), so the store
 // does not grow with identifiers that stopped calling. Each tick scans at most
-// WINDOWS_PER_TICK records in one short write transaction and continues where it stopped.
+// WINDOWS_PER_TICK records of the key windows' table and as many of the limiter's log, each
+// in one short write transaction, and continues where it stopped.
 import { limiter } from '../engine/native.js';
 import type { Logger } from '../log.js';
 import { closeBatch } from './durability.js';
@@ -12,9 +13,11 @@ export function startWindowSweeper(intervalMs: number, log: Logger): () => void 
   const timer = setInterval(() => {
     try {
       closeBatch();
-      const [next, deleted] = limiter.sweepWindows(after, Date.now(), WINDOWS_PER_TICK);
+      const now = Date.now();
+      const [next, deleted] = limiter.sweepWindows(after, now, WINDOWS_PER_TICK);
       after = next;
-      if (deleted > 0) log.debug('swept stale rate-limit windows', { deleted });
+      const [fromLog] = limiter.sweepLog(now, WINDOWS_PER_TICK);
+      if (deleted + fromLog > 0) log.debug('swept stale rate-limit windows', { deleted: deleted + fromLog });
     } catch (err) {
       log.warn('window sweep failed', { error: (err as Error).message });
     }

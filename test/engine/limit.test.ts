@@ -1,7 +1,9 @@
 // ratelimits.limit / multiLimit engine (native/src/limit.rs + window.rs) called in-process
 // with a frozen clock. Overrides are written by the real store code (src/store/ratelimits.ts).
 // Contract: DESIGN.md §2 "Rate-limit algorithm", reference/unkey-v2.md §4.1–4.3.
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { tempStore } from '../helpers/tempStore.js';
 import { ensureNamespace, removeOverride, upsertOverride } from '../../src/store/ratelimits.js';
@@ -16,9 +18,18 @@ interface Native {
   limitMany(requests: Buffer, nowMs: number): string;
   findOverride(namespaceId: string, identifier: string): string | undefined;
   sweepWindows(after: Buffer, nowMs: number, max: number): [Buffer, number];
+  sweepLog(nowMs: number, max: number): [number, boolean];
+  batchBegin(): void;
+  batchCommit(): boolean;
 }
 
-const native = createRequire(import.meta.url)('../../native/keyward.node') as Native;
+const NATIVE_PATH = fileURLToPath(new URL('../../native/keyward.node', import.meta.url));
+const native = createRequire(import.meta.url)(NATIVE_PATH) as Native;
+
+/** Records in the limiter's log (native/src/windowlog.rs): live windows and garbage. */
+function logRecords(): number {
+  return native.range('ratelimit_log', '', null, 10_000_000).length / 2;
+}
 
 const WS = 'ws_limit_test';
 /** 2026-01-15 12:00:00.000 UTC: aligned to every duration used below (≤ 1 h). */
@@ -338,7 +349,7 @@ describe('persistence and sweeping', () => {
     expect(lim(ns, 'r', 5, MIN, 1, T0 + 3).out.success).toBe(false);
   });
 
-  it('sweepWindows deletes windows whose last bucket is over and keeps live ones', () => {
+  it('sweepLog deletes windows whose last bucket is over and keeps live ones', () => {
     const ns = freshNs().id;
     const d = 10_000;
     const now = T0 + 100 * d + 5_000; // inside bucket 100 (relative to T0)
@@ -346,41 +357,71 @@ describe('persistence and sweeping', () => {
     lim(ns, 'stale2', 10, d, 1, now - 50 * d);
     lim(ns, 'prev', 10, d, 1, now - d); // bucket 99: still weighs in bucket 100
     lim(ns, 'cur', 10, d, 1, now); // bucket 100
-    // How many limiter windows are stored (limit.rs keys them by a 16-byte digest after the
-    // tag 0x01; the namespace is fresh, and others' windows are not stale at `now`).
-    const windowsBefore = native.range('ratelimit_windows', Buffer.from([1]), Buffer.from([2]), 100_000).length / 2;
-    const stored = (): number => native.range('ratelimit_windows', Buffer.from([1]), Buffer.from([2]), 100_000).length / 2;
-    expect(stored()).toBeGreaterThanOrEqual(4);
+    expect(logRecords()).toBeGreaterThanOrEqual(4);
 
-    // Small pages: the cursor has to carry the scan over the whole table.
-    let after: Buffer = Buffer.alloc(0);
-    let deleted = 0;
-    for (let page = 0; page < 10_000; page++) {
-      const [next, n] = native.sweepWindows(after, now, 3);
-      deleted += n;
-      if (next.length === 0) break;
-      after = next;
-    }
+    // Small steps: the log keeps the place from call to call. Two ends reached = every
+    // record visited at least once.
+    const sweep = (at: number, max: number): number => {
+      let deleted = 0;
+      for (let ends = 0, step = 0; ends < 2 && step < 100_000; step++) {
+        const [n, atEnd] = native.sweepLog(at, max);
+        deleted += n;
+        if (atEnd) ends++;
+      }
+      return deleted;
+    };
+    const before = logRecords();
+    const deleted = sweep(now, 3);
     expect(deleted).toBeGreaterThanOrEqual(2);
-    expect(stored()).toBe(windowsBefore - deleted);
+    expect(logRecords()).toBe(before - deleted);
     // The stale ones are gone: 'stale' counts from zero again even in its old bucket.
     expect(lim(ns, 'stale', 10, d, 0, now - 2 * d).out.remaining).toBe(10);
+    expect(lim(ns, 'stale2', 10, d, 0, now - 50 * d).out.remaining).toBe(10);
     // What is left still counts.
     expect(lim(ns, 'cur', 10, d, 0, now).out.remaining).toBe(9);
     expect(lim(ns, 'prev', 10, d, 0, now).out.remaining).toBe(10); // floor(1 · 0.5) = 0
+    expect(lim(ns, 'prev', 10, d, 0, now - d).out.remaining).toBe(9); // still stored
     // Later still, the rest of this namespace's windows go too.
     const later = now + 10 * d;
-    const left = stored();
-    after = Buffer.alloc(0);
-    let deletedLater = 0;
-    for (let page = 0; page < 10_000; page++) {
-      const [next, n] = native.sweepWindows(after, later, 1_000);
-      deletedLater += n;
-      if (next.length === 0) break;
-      after = next;
-    }
+    const left = logRecords();
+    const deletedLater = sweep(later, 1_000);
     expect(deletedLater).toBeGreaterThanOrEqual(2);
-    expect(stored()).toBe(left - deletedLater);
+    expect(logRecords()).toBe(left - deletedLater);
     expect(lim(ns, 'cur', 10, d, 0, now).out.remaining).toBe(10);
+  });
+
+  it('the log keeps about one record per window however often windows change', () => {
+    const ns = freshNs().id;
+    const before = logRecords();
+    // 5,000 admitted calls over 50 identifiers, each call its own commit: 5,000 appends.
+    for (let i = 0; i < 5_000; i++) lim(ns, `u${i % 50}`, 1_000, MIN, 1, T0 + 1);
+    // Each commit deletes the superseded records among the next ones it visits, so what is
+    // left beyond the 50 live windows is a fraction of them, not the 4,950 superseded.
+    expect(logRecords() - before).toBeLessThan(50 * 3);
+    for (let i = 0; i < 50; i++) expect(lim(ns, `u${i}`, 1_000, MIN, 0, T0 + 2).out.remaining).toBe(900);
+    // Calls committed together (the server's group commit) on one window add one record.
+    const inOne = logRecords();
+    native.batchBegin();
+    for (let i = 0; i < 200; i++) lim(ns, 'hot', 1_000, MIN, 1, T0 + 3);
+    expect(native.batchCommit()).toBe(true);
+    expect(logRecords() - inOne).toBeLessThanOrEqual(1);
+    expect(lim(ns, 'hot', 1_000, MIN, 0, T0 + 4).out.remaining).toBe(800);
+  });
+
+  it('windows another process changed count here at once', () => {
+    const ns = freshNs().id;
+    expect(lim(ns, 'shared', 10, MIN, 2, T0).out.remaining).toBe(8);
+    // Another process opens the same store and admits 3 more on the same window.
+    const child = spawnSync(process.execPath, ['-e', `
+      const native = require(${JSON.stringify(NATIVE_PATH)});
+      native.open(${JSON.stringify(store.dir())}, false, 0, 0);
+      for (let i = 0; i < 3; i++) native.limit(${JSON.stringify(ns)}, 'shared', 10, ${MIN}, 1, ${T0 + 1});
+      native.close();
+    `], { encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+    expect(lim(ns, 'shared', 10, MIN, 0, T0 + 2).out.remaining).toBe(5);
+    expect(lim(ns, 'shared', 10, MIN, 5, T0 + 2).out).toMatchObject({ success: true, remaining: 0 });
+    expect(lim(ns, 'shared', 10, MIN, 1, T0 + 2).out.success).toBe(false);
   });
 });

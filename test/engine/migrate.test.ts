@@ -115,4 +115,42 @@ describe('opening a store of an older layout', () => {
     expect(remaining('a/b/c')).toBe(9);
     expect(remaining('user_b')).toBe(10);
   });
+
+  it('moves limiter windows from their digest keys in ratelimit_windows to the limiter log, and they keep counting', () => {
+    dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
+    native.open(dir, false, 0, 0);
+    const ns = 'rlns_migrate_digest';
+    // limit.rs window_key: 0x01, then the first 15 bytes of SHA-256(ns ‖ 0 ‖ duration ‖ 0 ‖ sid).
+    const place = (sid: string): Buffer =>
+      Buffer.concat([Buffer.from([1]), createHash('sha256').update(`${ns}\0${60_000}\0${sid}`).digest().subarray(0, 15)]);
+    const window = (current: number): Buffer => {
+      const b = Buffer.alloc(32);
+      b.writeBigInt64LE(60_000n, 0);
+      b.writeBigInt64LE(BigInt(Math.floor(T0 / 60_000)), 8);
+      b.writeBigInt64LE(BigInt(current), 16);
+      return b;
+    };
+    native.transaction(() => {
+      native.put('ratelimit_windows', place('user_a'), window(4));
+      native.put('ratelimit_windows', place('user_b'), window(10));
+    });
+    reopen();
+    expect(native.range('ratelimit_windows', Buffer.from([1]), Buffer.from([2]), 10)).toEqual([]);
+    expect(native.range('ratelimit_log', '', null, 10)).toHaveLength(4);
+    const remaining = (id: string) => (JSON.parse(raw.limit(ns, id, 10, 60_000, 0, T0).slice(1)) as { remaining: number }).remaining;
+    expect(remaining('user_a')).toBe(6);
+    expect(remaining('user_b')).toBe(0);
+    expect(remaining('user_c')).toBe(10);
+    // Opening it again moves nothing and changes nothing.
+    reopen();
+    expect(native.range('ratelimit_log', '', null, 10)).toHaveLength(4);
+    expect(remaining('user_a')).toBe(6);
+  });
+
+  it('the limiter log is written only by the rate limiter', () => {
+    dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
+    native.open(dir, false, 0, 0);
+    expect(() => native.transaction(() => native.put('ratelimit_log', 'x', Buffer.alloc(48)))).toThrow(/written only by the rate limiter/);
+    expect(() => native.transaction(() => native.del('ratelimit_log', 'x'))).toThrow(/written only by the rate limiter/);
+  });
 });

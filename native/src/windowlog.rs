@@ -1,0 +1,415 @@
+//! The limiter's windows (limit.rs): an append-only log in LMDB, read through an index in
+//! memory.
+//!
+//! Why: a window lives under a digest (limit.rs window_key), so calls over many identifiers
+//! change records at random places. Kept in a B-tree and changed in place, each such call
+//! copied a random leaf page (LMDB is copy-on-write), and every page written between two
+//! background fsyncs had to be written back and write-protected again by the next one
+//! (README, Durability and storage). Appended instead, the changes of a commit fill the
+//! same few pages at the end of one table.
+//!
+//! Layout: table `ratelimit_log`; key = sequence number (u64 big-endian; the next is one
+//! more than the highest this process has seen, so it also grows across processes), value =
+//! the window key (16 bytes) ‖ its record (window.rs, 32 bytes). A window is the record of
+//! its key with the highest sequence number; older records of the key are garbage.
+//!
+//! Index: per process, window key → (sequence number, record) of every live window. It is
+//! built by reading the whole log on first use after the store is opened and is kept equal
+//! to the committed log:
+//! - a write transaction keeps its appends and removals in its `TxnLog`, where its own
+//!   later reads find them; they reach the index under the index lock, held across
+//!   mdb_txn_commit, and only if the commit succeeded, so no thread reads a window that was
+//!   not committed, nor misses one that was;
+//! - records another process appended are read in before the index is read (the log's last
+//!   key is past what the index has seen; once per write transaction).
+//!
+//! Garbage: each commit that appended visits `VISITS_PER_APPEND` records per append, going
+//! on from where the last visit stopped (`gc_after`, back to the start after the end), and
+//! deletes the garbage among them. The sweeper (`sweep`) visits more and also deletes live
+//! windows that are stale (window.rs), taking them out of the index. Both delete in
+//! sequence order, so they too touch few pages. With every window changing at random, the
+//! log holds about 1 + 1/VISITS_PER_APPEND records per live window.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use crate::store::{self, StoreError, Table, View};
+use crate::window::{Window, RECORD_BYTES};
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+/// A window key (limit.rs window_key).
+pub type Key = [u8; 16];
+type Value = [u8; RECORD_BYTES];
+const LOG: Table = Table::RATELIMIT_LOG;
+const VISITS_PER_APPEND: usize = 3;
+
+#[derive(Clone, Copy)]
+struct Entry {
+    seq: u64,
+    value: Value,
+}
+
+/// Keys are SHA-256 digests: eight of their bytes are a hash already.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Digest(Key);
+
+impl Hash for Digest {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(u64::from_le_bytes(self.0[8..16].try_into().expect("8 bytes")));
+    }
+}
+
+#[derive(Default)]
+struct TakeU64(u64);
+
+impl Hasher for TakeU64 {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+}
+
+type Map<V> = HashMap<Digest, V, BuildHasherDefault<TakeU64>>;
+
+struct Index {
+    /// The store generation it was built for (0: not built).
+    generation: u64,
+    /// The highest sequence number read or appended.
+    high: u64,
+    /// Garbage visits go on after this sequence number.
+    gc_after: u64,
+    live: Map<Entry>,
+}
+
+static INDEX: Mutex<Index> = Mutex::new(Index { generation: 0, high: 0, gc_after: 0, live: HashMap::with_hasher(BuildHasherDefault::new()) });
+
+fn lock() -> MutexGuard<'static, Index> {
+    INDEX.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What one write transaction did to the log (store.rs keeps one per write transaction).
+#[derive(Default)]
+pub struct TxnLog {
+    /// The index was read in for this transaction (`prepare`), setting the fields below.
+    ready: bool,
+    generation: u64,
+    /// The first sequence number of this transaction's appends.
+    first_seq: u64,
+    next_seq: u64,
+    gc_after: u64,
+    appended: usize,
+    /// Per changed key, its entry after this transaction (None: removed).
+    changes: Map<Option<Entry>>,
+}
+
+impl TxnLog {
+    fn changed(&self, key: &Key) -> Option<Option<Entry>> {
+        if self.changes.is_empty() { None } else { self.changes.get(&Digest(*key)).copied() }
+    }
+}
+
+impl Index {
+    /// Reads the log into the index when it was built for another open of the store, and
+    /// the records appended since it last looked (by another process) otherwise.
+    fn refresh(&mut self, v: &View<'_>) -> Result<()> {
+        if self.generation != v.generation() {
+            self.live.clear();
+            self.generation = v.generation();
+            self.high = 0;
+            self.gc_after = 0;
+        }
+        let last = v.last_key(LOG)?.map_or(0, seq_of);
+        if last <= self.high {
+            return Ok(());
+        }
+        let start = if self.high == 0 { Vec::new() } else { (self.high + 1).to_be_bytes().to_vec() };
+        let live = &mut self.live;
+        v.range(LOG, &start, None, usize::MAX, |k, record| {
+            let (key, value) = split(record)?;
+            let seq = seq_of(k);
+            let entry = live.entry(Digest(key)).or_insert(Entry { seq, value });
+            if entry.seq <= seq {
+                *entry = Entry { seq, value };
+            }
+            Ok::<_, StoreError>(())
+        })?;
+        self.high = self.high.max(last);
+        Ok(())
+    }
+}
+
+fn seq_of(key: &[u8]) -> u64 {
+    key.try_into().map_or(0, u64::from_be_bytes)
+}
+
+fn split(record: &[u8]) -> Result<(Key, Value)> {
+    match (record.get(..16), record.get(16..)) {
+        (Some(key), Some(value)) if value.len() == RECORD_BYTES => Ok((key.try_into().expect("16"), value.try_into().expect("32"))),
+        _ => Err(StoreError::BadArgument("ratelimit_log holds a record of the wrong size".into())),
+    }
+}
+
+/// Reads the log into the index now (the server does at start, so its first call does not).
+pub fn load() -> Result<()> {
+    store::view(|v| lock().refresh(v))
+}
+
+/// Readies this thread's write transaction for the log: the index is current and the
+/// transaction knows its next sequence number. Once per transaction.
+fn prepare(v: &View<'_>) -> Result<()> {
+    if store::with_txn_log(|l| l.ready).ok_or(StoreError::NotInTxn)? {
+        return Ok(());
+    }
+    let mut index = lock();
+    index.refresh(v)?;
+    store::with_txn_log(|l| {
+        let next_seq = index.high + 1;
+        *l = TxnLog { ready: true, generation: index.generation, first_seq: next_seq, next_seq, gc_after: index.gc_after, ..TxnLog::default() };
+    });
+    Ok(())
+}
+
+/// The record of the window under `key` as `v` sees it (None: no window).
+pub fn get(v: &View<'_>, key: &Key) -> Result<Option<Value>> {
+    if store::in_transaction() {
+        prepare(v)?;
+        if let Some(changed) = store::with_txn_log(|l| l.changed(key)).flatten() {
+            return Ok(changed.map(|e| e.value));
+        }
+        return Ok(lock().live.get(&Digest(*key)).map(|e| e.value));
+    }
+    let mut index = lock();
+    index.refresh(v)?;
+    Ok(index.live.get(&Digest(*key)).map(|e| e.value))
+}
+
+/// Stores `value` as the window under `key`. Only inside a write transaction. A window this
+/// transaction already appended is rewritten where it is (its page is this transaction's
+/// own copy already), so a hot identifier adds one record per commit, not one per call.
+pub fn put(key: &Key, value: &Value) -> Result<()> {
+    store::view(prepare)?;
+    let (seq, again) = store::with_txn_log(|l| match l.changed(key) {
+        Some(Some(e)) if e.seq >= l.first_seq => (e.seq, true),
+        _ => {
+            l.next_seq += 1;
+            (l.next_seq - 1, false)
+        }
+    })
+    .ok_or(StoreError::NotInTxn)?;
+    let mut record = [0u8; 16 + RECORD_BYTES];
+    record[..16].copy_from_slice(key);
+    record[16..].copy_from_slice(value);
+    if again {
+        store::put_counter(LOG, &seq.to_be_bytes(), &record)?;
+    } else {
+        store::append_counter(LOG, &seq.to_be_bytes(), &record)?;
+    }
+    store::with_txn_log(|l| {
+        l.appended += usize::from(!again);
+        l.changes.insert(Digest(*key), Some(Entry { seq, value: *value }));
+    });
+    Ok(())
+}
+
+/// Visits up to `max` records after the transaction's `gc_after` (from the start after the
+/// end) and deletes the garbage among them, and with `now_ms` the stale live windows too.
+/// Returns how many it deleted and whether it reached the end.
+fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
+    let after = store::with_txn_log(|l| l.gc_after).ok_or(StoreError::NotInTxn)?;
+    let start = if after == 0 { Vec::new() } else { (after + 1).to_be_bytes().to_vec() };
+    let mut visited: Vec<(u64, Key, Value)> = Vec::with_capacity(max.min(4096));
+    store::range(LOG, &start, None, max, |k, record| {
+        let (key, value) = split(record)?;
+        visited.push((seq_of(k), key, value));
+        Ok::<_, StoreError>(())
+    })?;
+    let mut deleted = 0;
+    let index = lock();
+    for (seq, key, value) in &visited {
+        let changed = store::with_txn_log(|l| l.changed(key)).flatten();
+        let current = match changed {
+            Some(changed) => changed.map(|e| e.seq),
+            None => index.live.get(&Digest(*key)).map(|e| e.seq),
+        };
+        let stale = current == Some(*seq) && now_ms.is_some_and(|now| Window::decode(value).is_none_or(|w| w.is_stale(now)));
+        if current == Some(*seq) && !stale {
+            continue;
+        }
+        store::del_counter(LOG, &seq.to_be_bytes())?;
+        deleted += 1;
+        if stale {
+            store::with_txn_log(|l| l.changes.insert(Digest(*key), None));
+        }
+    }
+    let at_end = visited.len() < max;
+    let next = if at_end { 0 } else { visited.last().map_or(0, |v| v.0) };
+    store::with_txn_log(|l| l.gc_after = next);
+    Ok((deleted, at_end))
+}
+
+/// Before a write transaction commits (store.rs): the garbage visits its appends pay for.
+pub fn before_commit() -> Result<()> {
+    let appended = store::with_txn_log(|l| if l.ready { l.appended } else { 0 }).unwrap_or(0);
+    if appended > 0 {
+        collect(appended * VISITS_PER_APPEND, None)?;
+    }
+    Ok(())
+}
+
+/// Commits a write transaction with `commit` (mdb_txn_commit, returning its code) and, when
+/// it succeeded, applies what the transaction did to the log to the index. The index lock is
+/// held across the commit (see the module comment).
+pub fn commit(log: TxnLog, commit: impl FnOnce() -> libc::c_int) -> libc::c_int {
+    if !log.ready {
+        return commit();
+    }
+    let mut index = lock();
+    let rc = commit();
+    if rc == 0 && index.generation == log.generation {
+        for (key, change) in log.changes {
+            match change {
+                Some(entry) => {
+                    index.live.insert(key, entry);
+                }
+                None => {
+                    index.live.remove(&key);
+                }
+            }
+        }
+        index.high = index.high.max(log.next_seq - 1);
+        index.gc_after = log.gc_after;
+    }
+    rc
+}
+
+/// The sweeper's part for the log: visits up to `max` records and deletes garbage and
+/// stale windows (one write transaction). Returns how many it deleted and whether the visit
+/// reached the end of the log.
+pub fn sweep(now_ms: i64, max: usize) -> Result<(usize, bool)> {
+    store::transaction(|| {
+        store::view(prepare)?;
+        collect(max, Some(now_ms))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::tests::Fixture;
+
+    fn key(i: u8) -> Key {
+        let mut k = [0u8; 16];
+        k[0] = 1;
+        k[8] = i;
+        k[15] = i;
+        k
+    }
+
+    fn value(n: u8) -> Value {
+        [n; RECORD_BYTES]
+    }
+
+    fn read(k: &Key) -> Option<Value> {
+        store::view(|v| get(v, k)).unwrap()
+    }
+
+    fn records() -> usize {
+        let mut n = 0;
+        store::range(LOG, &[], None, usize::MAX, |_, _| {
+            n += 1;
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        n
+    }
+
+    #[test]
+    fn a_transaction_reads_its_own_writes_and_others_see_them_only_once_committed() {
+        let _store = Fixture::new("windowlog-commit", 0);
+        store::transaction(|| put(&key(1), &value(1))).unwrap();
+        store::transaction(|| {
+            put(&key(1), &value(2))?;
+            assert_eq!(store::view(|v| get(v, &key(1)))?, Some(value(2)));
+            // Another thread reads the committed window, not this transaction's.
+            let elsewhere = std::thread::spawn(|| read(&key(1))).join().unwrap();
+            assert_eq!(elsewhere, Some(value(1)));
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        assert_eq!(read(&key(1)), Some(value(2)));
+    }
+
+    #[test]
+    fn an_aborted_transaction_changes_no_window() {
+        let _store = Fixture::new("windowlog-abort", 0);
+        store::transaction(|| put(&key(1), &value(1))).unwrap();
+        let before = records();
+        let failed: Result<()> = store::transaction(|| {
+            put(&key(1), &value(9))?;
+            put(&key(2), &value(9))?;
+            Err(StoreError::BadArgument("no".into()))
+        });
+        assert!(failed.is_err());
+        assert_eq!(read(&key(1)), Some(value(1)));
+        assert_eq!(read(&key(2)), None);
+        assert_eq!(records(), before);
+        // The next transaction appends after what is committed.
+        store::transaction(|| put(&key(2), &value(3))).unwrap();
+        assert_eq!(read(&key(2)), Some(value(3)));
+    }
+
+    #[test]
+    fn one_record_per_window_per_commit_and_superseded_records_are_deleted() {
+        let _store = Fixture::new("windowlog-garbage", 0);
+        store::transaction(|| (0..200).try_for_each(|n| put(&key(7), &value(n as u8)))).unwrap();
+        assert_eq!(records(), 1);
+        assert_eq!(read(&key(7)), Some(value(199)));
+        for n in 0..2_000u32 {
+            store::transaction(|| put(&key((n % 20) as u8), &value(n as u8))).unwrap();
+        }
+        // 20 live windows (key 7 among them), and of the 2,000 superseded records only those
+        // the last visits have not reached yet.
+        let left = records();
+        assert!((21..=21 + 2 * 20 / VISITS_PER_APPEND + 20).contains(&left), "{left} records");
+        for n in 1_980..2_000u32 {
+            assert_eq!(read(&key((n % 20) as u8)), Some(value(n as u8)));
+        }
+    }
+
+    #[test]
+    fn sweep_deletes_stale_windows_and_the_index_survives_a_reopen() {
+        let store_ = Fixture::new("windowlog-sweep", 0);
+        let fresh = Window { duration_ms: 1_000, seq: 10, current: 1, previous: 0 }.encode();
+        let stale = Window { duration_ms: 1_000, seq: 5, current: 1, previous: 0 }.encode();
+        store::transaction(|| {
+            put(&key(1), &fresh)?;
+            put(&key(2), &stale)
+        })
+        .unwrap();
+        let (mut deleted, mut ends) = (0, 0);
+        while ends < 2 {
+            let (n, at_end) = sweep(10_500, 1).unwrap();
+            deleted += n;
+            ends += usize::from(at_end);
+        }
+        assert_eq!(deleted, 1);
+        assert_eq!(read(&key(2)), None);
+        store::close().unwrap();
+        store_.open(0);
+        assert_eq!(read(&key(1)), Some(fresh));
+        assert_eq!(read(&key(2)), None);
+        store::transaction(|| put(&key(3), &fresh)).unwrap();
+        assert_eq!(records(), 2);
+    }
+}
