@@ -1,9 +1,10 @@
 // DESIGN.md §1, KEYWARD_DURABILITY=process (the default): every state change is committed
-// before its response is sent, so a kill -9 at any moment loses no acknowledged credit spend.
+// before its response is sent, so a kill -9 at any moment loses no acknowledged credit spend
+// and no admitted rate-limit call.
 import { cpSync, rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, createApi, expectOk, startServer, stopAll, tempDir, type Server } from '../helpers/server.js';
-import { ledgerViolations, loadThenKill, type Ledger } from './load.js';
+import { ledgerViolations, limitCall, loadThenKill, verification, type Attempt, type Ledger } from './load.js';
 
 afterAll(stopAll);
 
@@ -23,14 +24,14 @@ async function balanceOf(server: Server, keyId: string): Promise<number> {
 
 /** Load until this round has ≥ `minAcks` acknowledgements, then kill -9 mid-stream. */
 async function crashRound(server: Server, key: string, ledger: Ledger, minAcks: number): Promise<void> {
-  const t = await loadThenKill(server, key, LOOPS, (t) => t.acknowledged >= minAcks, () => server.child.kill('SIGKILL'));
+  const t = await loadThenKill(verification(server, key), LOOPS, (t) => t.acknowledged >= minAcks, () => server.child.kill('SIGKILL'));
   await server.stop();
   expect(t.refused, 'no refusals while credits remain').toBe(0);
   ledger.acknowledged += t.acknowledged;
   ledger.inflight += t.sent - t.answered;
 }
 
-describe('kill -9 under verification load (durability=process)', () => {
+describe('kill -9 under load (durability=process)', () => {
   it('loses no acknowledged credit spend, over 5 crashes on one data dir', async () => {
     let { server, keyId, key } = await setUp();
     const ledger: Ledger = { initial: INITIAL, acknowledged: 0, inflight: 0 };
@@ -47,6 +48,34 @@ describe('kill -9 under verification load (durability=process)', () => {
     expect(expectOk(await call(server, 'keys.verifyKey', { key }))).toMatchObject({ code: 'VALID', credits: before - 1 });
     expect(ledger.acknowledged).toBeGreaterThan(0);
     if (process.env.KEYWARD_TEST_VERBOSE === '1') console.log(report.join('\n'));
+  });
+
+  it('loses no admitted ratelimits.limit call over 3 crashes, with other windows changing beside it', async () => {
+    let server = await startServer();
+    const window = { namespace: 'crash', identifier: 'counted', limit: INITIAL, duration: 2_592_000_000 };
+    const peek = async (): Promise<{ remaining: number; reset: number }> => expectOk(await call(server, 'ratelimits.limit', { ...window, cost: 0 })) as { remaining: number; reset: number };
+    const { reset } = await peek();
+    const ledger: Ledger = { initial: INITIAL, acknowledged: 0, inflight: 0 };
+    const report: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      // Every other request changes one of 500 other windows, so the counted window's records
+      // sit among records that are superseded and deleted while the load runs.
+      const counted = limitCall(server, window);
+      let turn = 0;
+      const attempt: Attempt = (agent) =>
+        turn++ % 2 === 0 ? counted(agent) : limitCall(server, { ...window, identifier: `other-${turn % 500}` })(agent).then(() => false);
+      const t = await loadThenKill(attempt, LOOPS, (t) => t.acknowledged >= 200 + round * 71, () => server.child.kill('SIGKILL'));
+      await server.stop();
+      ledger.acknowledged += t.acknowledged;
+      ledger.inflight += t.sent - t.answered;
+      server = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey });
+      const now = await peek();
+      // The window is 30 days long: its bucket does not end during the test.
+      expect(now.reset).toBe(reset);
+      report.push(`round ${round}: remaining ${now.remaining}, acknowledged ${ledger.acknowledged}, inflight ${ledger.inflight}`);
+      expect(ledgerViolations(ledger, now.remaining), report.join('\n')).toEqual([]);
+    }
+    expect(ledger.acknowledged).toBeGreaterThan(0);
   });
 
   it('acknowledged management writes and rate-limit windows survive an immediate kill -9', async () => {

@@ -2,7 +2,7 @@
 // commit). Everything still answers correctly, and a kill -9 loses no acknowledged write.
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, createApi, expectOk, get, startServer, stopAll, type Server } from '../helpers/server.js';
-import { ledgerViolations, loadThenKill } from './load.js';
+import { ledgerViolations, loadThenKill, verification } from './load.js';
 
 afterAll(stopAll);
 
@@ -62,7 +62,7 @@ async function killMidStream(env: Record<string, string>): Promise<void> {
   const apiId = await createApi(server);
   const initial = 100_000;
   const { key, keyId } = expectOk(await call(server, 'keys.createKey', { apiId, credits: { remaining: initial } })) as { key: string; keyId: string };
-  const t = await loadThenKill(server, key, 32, (t) => t.acknowledged >= 300, () => server.child.kill('SIGKILL'));
+  const t = await loadThenKill(verification(server, key), 32, (t) => t.acknowledged >= 300, () => server.child.kill('SIGKILL'));
   await server.stop();
   expect(t.refused).toBe(0);
   server = await restart(server, env);

@@ -1,5 +1,5 @@
-// Shared by the durability tests: credit-consuming verification load over keep-alive
-// connections, with exact accounting of what the server acknowledged.
+// Shared by the durability tests: state-changing load (credit-spending verifications, limit
+// calls) over keep-alive connections, with exact accounting of what the server acknowledged.
 import http from 'node:http';
 import type { Server } from '../helpers/server.js';
 import { postWithAgent } from '../helpers/agent.js';
@@ -9,29 +9,47 @@ export interface Tally {
   sent: number;
   /** Responses received (any status). */
   answered: number;
-  /** VALID responses: credits the server acknowledged spending. */
+  /** Acknowledged state changes (VALID verifications, admitted limit calls). */
   acknowledged: number;
   /** Other 200 responses (e.g. USAGE_EXCEEDED) and non-200s. */
   refused: number;
   errors: number;
 }
 
-async function verifyOnce(agent: http.Agent, server: Server, key: string): Promise<{ status: number; code?: string }> {
-  const { status, text } = await postWithAgent(agent, `${server.url}/v2/keys.verifyKey`, server.rootKey, { key });
+/** One request of the load: resolves to true when the server acknowledged a state change. */
+export type Attempt = (agent: http.Agent) => Promise<boolean>;
+
+/** A credit-spending verification of `key`: acknowledged when VALID. */
+export function verification(server: Server, key: string): Attempt {
+  return async (agent) => {
+    const { status, text } = await postWithAgent(agent, `${server.url}/v2/keys.verifyKey`, server.rootKey, { key });
+    return status === 200 && dataOf(text)?.code === 'VALID';
+  };
+}
+
+/** A `ratelimits.limit` call with cost 1: acknowledged when admitted (success: true). */
+export function limitCall(server: Server, body: { namespace: string; identifier: string; limit: number; duration: number }): Attempt {
+  return async (agent) => {
+    const { status, text } = await postWithAgent(agent, `${server.url}/v2/ratelimits.limit`, server.rootKey, body);
+    return status === 200 && dataOf(text)?.success === true;
+  };
+}
+
+function dataOf(text: string): { code?: string; success?: boolean } | undefined {
   try {
-    return { status, code: (JSON.parse(text) as { data?: { code?: string } }).data?.code };
+    return (JSON.parse(text) as { data?: { code?: string; success?: boolean } }).data;
   } catch {
-    return { status };
+    return undefined;
   }
 }
 
 /**
- * Runs `loops` concurrent verification loops against `server` until `until(tally)` is true,
- * then calls `kill` (still under load: every loop has a request outstanding or about to)
- * and waits for every loop to finish. Responses that arrive after the kill still count:
- * the server sent them before it died.
+ * Runs `loops` concurrent loops of `attempt` until `until(tally)` is true, then calls
+ * `kill` (still under load: every loop has a request outstanding or about to) and waits for
+ * every loop to finish. Responses that arrive after the kill still count: the server sent
+ * them before it died.
  */
-export async function loadThenKill(server: Server, key: string, loops: number, until: (t: Tally) => boolean, kill: () => void): Promise<Tally> {
+export async function loadThenKill(attempt: Attempt, loops: number, until: (t: Tally) => boolean, kill: () => void): Promise<Tally> {
   const t: Tally = { sent: 0, answered: 0, acknowledged: 0, refused: 0, errors: 0 };
   const agent = new http.Agent({ keepAlive: true, maxSockets: loops });
   let stop = false;
@@ -41,9 +59,9 @@ export async function loadThenKill(server: Server, key: string, loops: number, u
     while (!stop) {
       t.sent++;
       try {
-        const r = await verifyOnce(agent, server, key);
+        const acknowledged = await attempt(agent);
         t.answered++;
-        if (r.status === 200 && r.code === 'VALID') t.acknowledged++;
+        if (acknowledged) t.acknowledged++;
         else t.refused++;
       } catch {
         t.errors++;
