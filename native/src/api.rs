@@ -14,7 +14,7 @@ use crate::credits::{self, Credits};
 use crate::hot as hot_mod;
 use crate::limit::{self, LimitError, LimitRequest};
 use crate::verified;
-use crate::windowlog;
+use crate::counterlog;
 use crate::verify::{self, Named, Request, VerifyError};
 use crate::hash;
 use crate::meta;
@@ -233,7 +233,7 @@ pub fn open(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
     })?;
     opened.ok_or_else(|| bad("dir must be a string"))??;
     migrate::run()?;
-    windowlog::load()?;
+    counterlog::load()?;
     Ok(env.undefined()?)
 }
 
@@ -415,7 +415,7 @@ pub fn credits_get(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error
     let mut stack = [0u8; KEY_STACK];
     let key = key_id_arg(env, args[0], &mut stack)?;
     let now_ms = int_arg(env, args[1], "nowMs")?;
-    let found = store::get(credits::TABLE, &credits::record_key(key), |v| v.and_then(Credits::decode))?;
+    let found = store::view(|v| counterlog::get(v, &credits::record_key(key)))?.and_then(|c| Credits::decode(&c));
     let Some(c) = found else { return Ok(env.undefined()?) };
     let (c, _) = c.refilled(now_ms);
     let out = env.array(4)?;
@@ -439,7 +439,8 @@ pub fn credits_set(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error
     if c.remaining < 0 || c.refill_amount < -1 || c.refill_amount == 0 || !(0..=31).contains(&c.refill_day) {
         return Err(bad("credits out of range"));
     }
-    store::put(credits::TABLE, &credits::record_key(credits_key_id(key)?), &c.encode())?;
+    store::note_records_change()?;
+    counterlog::put(&credits::record_key(credits_key_id(key)?), &c.encode())?;
     Ok(env.undefined()?)
 }
 
@@ -448,7 +449,8 @@ pub fn credits_set(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error
 pub fn credits_delete(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     let mut stack = [0u8; KEY_STACK];
     let key = key_id_arg(env, args[0], &mut stack)?;
-    Ok(env.boolean(store::del(credits::TABLE, &credits::record_key(credits_key_id(key)?))?)?)
+    store::note_records_change()?;
+    Ok(env.boolean(counterlog::remove(&credits::record_key(credits_key_id(key)?))?)?)
 }
 
 /// A key id that can name a credits record (see credits::record_key).
@@ -647,26 +649,13 @@ pub fn limit_many(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error>
     hot_reply(env, None, |scratch| limit::limit(&requests, now_ms, true, scratch).map_err(limit_error))
 }
 
-/// sweepWindows(after: Buffer, nowMs, max): [next: Buffer, deleted: number] — removes
-/// windows that no longer count; `next` is empty once the table was scanned to its end.
-pub fn sweep_windows(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
-    let after = buffer_arg(env, args[0], "after")?;
-    let now_ms = int_arg(env, args[1], "nowMs")?;
-    let max = int_arg(env, args[2], "max")?.max(1) as usize;
-    let (next, deleted) = limit::sweep(after, now_ms, max)?;
-    let out = env.array(2)?;
-    env.set_element(out, 0, env.buffer_copy(&next)?)?;
-    env.set_element(out, 1, env.double(deleted as f64)?)?;
-    Ok(out)
-}
-
 /// sweepLog(nowMs, max): [deleted: number, atEnd: boolean] — visits the next `max` records
-/// of the limiter log (windowlog.rs keeps the place) and deletes garbage and stale windows;
+/// of the limiter log (counterlog.rs keeps the place) and deletes garbage and stale windows;
 /// `atEnd` when the visit reached the end of the log (the next one starts over).
 pub fn sweep_log(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
     let now_ms = int_arg(env, args[0], "nowMs")?;
     let max = int_arg(env, args[1], "max")?.max(1) as usize;
-    let (deleted, at_end) = windowlog::sweep(now_ms, max)?;
+    let (deleted, at_end) = counterlog::sweep(now_ms, max)?;
     let out = env.array(2)?;
     env.set_element(out, 0, env.double(deleted as f64)?)?;
     env.set_element(out, 1, env.boolean(at_end)?)?;

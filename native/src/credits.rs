@@ -1,11 +1,9 @@
 //! Credits: the usage-limit balance of a key and its refill, as pure functions over one
 //! fixed record, and where that record is stored.
 //!
-//! Where: in the `ratelimit_windows` table at `k/<keyId>` (record_key), right before the
-//! key's own rate-limit windows `k/<keyId>/<name>`, so a verification that spends credits
-//! and counts a key limit reads and copies one leaf page, not one in each of two tables.
-//! The window sweeper skips these records (is_record_key). Stores written before this
-//! layout kept them in the `credits` table under the bare keyId (migrate.rs moves them).
+//! Where: a counter of counterlog.rs named `record_key(keyId)`. Older stores kept these
+//! records in the `credits` table under the bare keyId, then in `ratelimit_windows` at
+//! `k/<keyId>` (migrate.rs moves them).
 //!
 //! THE layout of a credits record (32 bytes):
 //!
@@ -21,28 +19,13 @@
 //! each day, or of the refill day) that is later than `last_refill_at_ms`, a balance below
 //! `refill_amount` is set to it (a higher balance, e.g. after an increment, is kept).
 
+use crate::counterlog::{self, Key};
 use crate::fixed;
-use crate::store::Table;
 
-/// The table holding credits records (shared with the rate-limit windows, see above).
-pub const TABLE: Table = Table::RATELIMIT_WINDOWS;
-
-/// `k/<keyId>`: the credits record's key. Key ids never contain '/', which is what tells
-/// it apart from the key's windows `k/<keyId>/<name>`.
-pub fn record_key(key_id: &[u8]) -> Vec<u8> {
-    record_key_parts(key_id).concat()
+/// The name of the credits record of the key `key_id`.
+pub fn record_key(key_id: &[u8]) -> Key {
+    counterlog::named(counterlog::CREDITS, &[key_id])
 }
-
-/// `record_key` as parts (to assemble without allocating).
-pub fn record_key_parts(key_id: &[u8]) -> [&[u8]; 2] {
-    [b"k/", key_id]
-}
-
-/// Whether a key of the windows table names a credits record rather than a window.
-pub fn is_record_key(k: &[u8]) -> bool {
-    k.starts_with(b"k/") && !k[2..].contains(&b'/')
-}
-
 
 pub const RECORD_BYTES: usize = 32;
 const DAY_MS: i64 = 86_400_000;

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::json;
 use crate::store::{self, StoreError, Table, View};
-use crate::windowlog;
+use crate::counterlog;
 
 static GROUP_COMMIT: AtomicBool = AtomicBool::new(false);
 
@@ -69,13 +69,13 @@ impl Puts {
         self.items.push((table, start, self.keys.len(), value));
     }
 
-    /// Writes the puts; those into `Table::RATELIMIT_LOG` (16-byte window keys) go through
-    /// windowlog.rs.
+    /// Writes the puts; those into `Table::COUNTER_LOG` (16-byte window keys) go through
+    /// counterlog.rs.
     fn apply(&self) -> Result<(), StoreError> {
         self.items.iter().try_for_each(|(table, start, end, value)| {
             let key = &self.keys[*start..*end];
-            match (*table == Table::RATELIMIT_LOG, <&windowlog::Key>::try_from(key)) {
-                (true, Ok(key)) => windowlog::put(key, value),
+            match (*table == Table::COUNTER_LOG, <&counterlog::Key>::try_from(key)) {
+                (true, Ok(key)) => counterlog::put(key, value),
                 (true, Err(_)) => Err(StoreError::BadArgument("a window key is 16 bytes".into())),
                 (false, _) => store::put_counter(*table, key, value),
             }

@@ -21,7 +21,7 @@ mod store;
 mod verified;
 mod verify;
 mod window;
-mod windowlog;
+mod counterlog;
 
 use std::ffi::CStr;
 
@@ -59,7 +59,6 @@ exports! {
     c"limit" => api::limit,
     c"limitBody" => api::limit_body,
     c"limitMany" => api::limit_many,
-    c"sweepWindows" => api::sweep_windows,
     c"sweepLog" => api::sweep_log,
     c"findOverride" => api::find_override,
     c"setGroupCommit" => api::set_group_commit,

@@ -4,14 +4,12 @@
 //! when every request is admitted are the windows written; otherwise nothing is consumed
 //! and admitted items report the capacity they still have.
 //!
-//! Keys: a window is stored in ratelimit_windows under 16 bytes (`window_key`): the tag
-//! 0x01, then the first 15 bytes of SHA-256(namespaceId ‖ 0 ‖ durationMs in decimal ‖ 0 ‖
-//! sid). One counter per duration, so limits of different windows on one identifier do not
-//! reset each other. A short fixed key keeps the table dense whatever the identifiers look
-//! like: fewer pages to split, grow and write back for identifiers that keep arriving (the
-//! window record itself is window.rs's 32 bytes). Stores written before kept windows at
-//! `n/<namespaceId>/<durationMs>/<sid>` (migrate.rs moves them, which is why the digest is
-//! over `sid`, not the identifier). Overrides are in records.rs.
+//! Windows: a counter of counterlog.rs named (`window_key`) by the tag LIMITER_WINDOW and
+//! the first 15 bytes of SHA-256(namespaceId ‖ 0 ‖ durationMs in decimal ‖ 0 ‖ sid). One
+//! counter per duration, so limits of different windows on one identifier do not reset each
+//! other; the record is window.rs's 32 bytes. Stores written before kept windows at
+//! `n/<namespaceId>/<durationMs>/<sid>` in ratelimit_windows (migrate.rs moves them, which
+//! is why the digest is over `sid`, not the identifier). Overrides are in records.rs.
 //! `sid` = the identifier, or `#` + base64(SHA-256(identifier)) when it is longer than 440
 //! bytes (LMDB keys are at most 511 bytes); src/store/ratelimits.ts derives it the same way.
 
@@ -20,7 +18,6 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use crate::credits;
 use crate::hash;
 use crate::json;
 use crate::msgpack::DecodeError;
@@ -28,7 +25,7 @@ use crate::records::{self, OverrideRecord};
 use crate::hot::{self, Effect, KeyBuf, Scratch};
 use crate::store::{self, StoreError, Table, View};
 use crate::window::{self, Window};
-use crate::windowlog;
+use crate::counterlog;
 
 pub const MAX_PLAIN_ID_BYTES: usize = 440;
 
@@ -58,16 +55,9 @@ impl From<DecodeError> for LimitError {
     }
 }
 
-/// Tag byte of the limiter's window keys (the table's other keys start with `k/` and `i/`).
-pub const WINDOW_TAG: u8 = 0x01;
-
-/// The store key of the window of (`namespace_id`, `duration_ms`, `sid`); see the module.
-pub fn window_key(namespace_id: &[u8], duration_ms: &[u8], sid: &[u8]) -> [u8; 16] {
-    let digest = hash::sha256_parts(&[namespace_id, &[0], duration_ms, &[0], sid]);
-    let mut key = [0u8; 16];
-    key[0] = WINDOW_TAG;
-    key[1..].copy_from_slice(&digest[..15]);
-    key
+/// The name of the window of (`namespace_id`, `duration_ms`, `sid`); see the module.
+pub fn window_key(namespace_id: &[u8], duration_ms: &[u8], sid: &[u8]) -> counterlog::Key {
+    counterlog::named(counterlog::LIMITER_WINDOW, &[namespace_id, &[0], duration_ms, &[0], sid])
 }
 
 pub fn storage_id(identifier: &str) -> Cow<'_, str> {
@@ -225,7 +215,7 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, sc
         let earlier = changed.iter().position(|(put, _)| scratch.puts.key(*put) == key);
         let stored = match earlier {
             Some(i) => Some(changed[i].1),
-            None => windowlog::get(v, &key)?.and_then(|w| Window::decode(&w)),
+            None => counterlog::get(v, &key)?.and_then(|w| Window::decode(&w)),
         };
         let d = window::decide(stored, now_ms, duration_ms, limit, r.cost);
         if d.success && r.cost > 0 {
@@ -236,7 +226,7 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, sc
                 }
                 None => {
                     changed.push((scratch.puts.len(), d.next));
-                    scratch.puts.push(Table::RATELIMIT_LOG, &[&key], d.next.encode());
+                    scratch.puts.push(Table::COUNTER_LOG, &[&key], d.next.encode());
                 }
             }
         }
@@ -285,38 +275,6 @@ fn outcomes_json(out: &mut Vec<u8>, outcomes: &[Outcome<'_>], many: bool) {
     if many {
         out.push(b']');
     }
-}
-
-/// Deletes up to `max` window records that no longer count at `now_ms`, scanning from
-/// `after` (exclusive; empty = the start). Returns the key to continue after (empty when
-/// the table was scanned to its end) and how many were deleted.
-pub fn sweep(after: &[u8], now_ms: i64, max: usize) -> Result<(Vec<u8>, usize), StoreError> {
-    store::transaction(|| {
-        let mut stale: Vec<Vec<u8>> = Vec::new();
-        let mut last: Vec<u8> = Vec::new();
-        let mut seen = 0;
-        store::view(|v| {
-            let mut start = after.to_vec();
-            if !start.is_empty() {
-                start.push(0);
-            }
-            v.range(Table::RATELIMIT_WINDOWS, &start, None, max, |k, value| {
-                seen += 1;
-                last = k.to_vec();
-                if credits::is_record_key(k) {
-                    return Ok(());
-                }
-                if Window::decode(value).is_none_or(|w| w.is_stale(now_ms)) {
-                    stale.push(k.to_vec());
-                }
-                Ok::<_, StoreError>(())
-            })
-        })?;
-        for k in &stale {
-            store::del_counter(Table::RATELIMIT_WINDOWS, k)?;
-        }
-        Ok((if seen < max { Vec::new() } else { last }, stale.len()))
-    })
 }
 
 #[cfg(test)]

@@ -3,55 +3,68 @@
 //! current store, so every process may run them; they only read a legacy table to find
 //! there is nothing to do.
 //!
-//! - Credits: formerly the `credits` table (key = keyId); now `ratelimit_windows` at
-//!   `k/<keyId>` beside the key's own windows (credits.rs).
 //! - Key records: formerly `keys` (keyId → record) with `key_hashes` (SHA-256 → keyId); now
 //!   `key_records` (SHA-256 → record), which a verification reads in one lookup, with
 //!   `keys` (keyId → SHA-256) for management (src/store/keys.ts).
-//! - Limiter windows: formerly at `n/<namespaceId>/<durationMs>/<sid>`, then under a 16-byte
-//!   digest of the same parts (limit.rs window_key) in `ratelimit_windows`; now in the
-//!   `ratelimit_log` under that digest (windowlog.rs).
+//! - Counters (credits and rate-limit windows): now in the `counter_log` under their names
+//!   (counterlog.rs). Before, credits were in the `credits` table (key = keyId), then in
+//!   `ratelimit_windows` at `k/<keyId>`; key and identity windows in `ratelimit_windows` at
+//!   `k/<keyId>/<name>` and `i/<identityId>/<name>`; limiter windows in `ratelimit_windows`
+//!   at `n/<namespaceId>/<durationMs>/<sid>`, then under their 16-byte name.
 
 use crate::credits;
 use crate::limit;
+use crate::counterlog::{self, Key};
 use crate::store::{self, StoreError, Table};
 use crate::window::RECORD_BYTES;
-use crate::windowlog;
 
 /// Runs every upgrade; returns how many records moved.
 pub fn run() -> Result<usize, StoreError> {
-    Ok(credits_beside_windows()? + key_records_by_hash()? + limiter_windows_by_digest()?)
+    Ok(key_records_by_hash()? + counters_to_the_log()?)
 }
 
-fn limiter_windows_by_digest() -> Result<usize, StoreError> {
-    let legacy = all_in(Table::RATELIMIT_WINDOWS, b"n/", b"n0")?;
-    let in_table = all_in(Table::RATELIMIT_WINDOWS, &[limit::WINDOW_TAG], &[limit::WINDOW_TAG + 1])?;
-    if legacy.is_empty() && in_table.is_empty() {
+/// The counter name of a record of `ratelimit_windows` in an older layout (see the module).
+fn counter_name(old: &[u8]) -> Option<Key> {
+    if let Some(rest) = old.strip_prefix(b"n/") {
+        // n/<namespaceId>/<durationMs>/<sid>: ids and durations have no '/', sids may.
+        let mut parts = rest.splitn(3, |&b| b == b'/');
+        return match (parts.next(), parts.next(), parts.next()) {
+            (Some(ns), Some(duration), Some(sid)) => Some(limit::window_key(ns, duration, sid)),
+            _ => None,
+        };
+    }
+    if old.len() == 16 && old[0] == counterlog::LIMITER_WINDOW {
+        return old.try_into().ok();
+    }
+    match old.strip_prefix(b"k/") {
+        Some(key_id) if !key_id.contains(&b'/') => Some(credits::record_key(key_id)),
+        _ if old.starts_with(b"k/") || old.starts_with(b"i/") => Some(counterlog::named(counterlog::KEY_WINDOW, &[old])),
+        _ => None,
+    }
+}
+
+fn counters_to_the_log() -> Result<usize, StoreError> {
+    let credits = all(Table::CREDITS)?;
+    let windows = all(Table::RATELIMIT_WINDOWS)?;
+    if credits.is_empty() && windows.is_empty() {
         return Ok(0);
     }
     store::transaction(|| {
-        for (old, value) in legacy.iter().chain(&in_table) {
-            // n/<namespaceId>/<durationMs>/<sid>: ids and durations have no '/', sids may.
-            let place = match old.strip_prefix(b"n/") {
-                Some(rest) => {
-                    let mut parts = rest.splitn(3, |&b| b == b'/');
-                    match (parts.next(), parts.next(), parts.next()) {
-                        (Some(ns), Some(duration), Some(sid)) => Some(limit::window_key(ns, duration, sid)),
-                        _ => None,
-                    }
-                }
-                None => old.as_slice().try_into().ok(),
-            };
+        let named = credits
+            .iter()
+            .map(|(key_id, value)| (Table::CREDITS, key_id, Some(credits::record_key(key_id)), value))
+            .chain(windows.iter().map(|(old, value)| (Table::RATELIMIT_WINDOWS, old, counter_name(old), value)));
+        for (table, old, name, value) in named {
             let record = <&[u8; RECORD_BYTES]>::try_from(value.as_slice()).ok();
-            if let (Some(place), Some(record)) = (place, record) {
-                // A window written at the new place since (by a newer process) wins.
-                if store::view(|v| windowlog::get(v, &place))?.is_none() {
-                    windowlog::put(&place, record)?;
+            if let (Some(name), Some(record)) = (name, record) {
+                // A counter written under its name since (by a newer process) wins.
+                if store::view(|v| counterlog::get(v, &name))?.is_none() {
+                    counterlog::put(&name, record)?;
                 }
             }
-            store::del(Table::RATELIMIT_WINDOWS, old)?;
+            store::del(table, old)?;
         }
-        Ok(legacy.len() + in_table.len())
+        Ok(credits.len() + windows.len())
     })
 }
 
@@ -69,24 +82,6 @@ fn all_in(table: Table, start: &[u8], end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8
             Ok::<_, StoreError>(())
         })?;
         Ok::<_, StoreError>(out)
-    })
-}
-
-fn credits_beside_windows() -> Result<usize, StoreError> {
-    let legacy = all(Table::CREDITS)?;
-    if legacy.is_empty() {
-        return Ok(0);
-    }
-    store::transaction(|| {
-        for (key_id, value) in &legacy {
-            // A record written at the new place since (by a newer process) wins.
-            let place = credits::record_key(key_id);
-            if store::get(credits::TABLE, &place, |v| v.is_none())? {
-                store::put(credits::TABLE, &place, value)?;
-            }
-            store::del(Table::CREDITS, key_id)?;
-        }
-        Ok(legacy.len())
     })
 }
 

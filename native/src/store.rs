@@ -29,7 +29,7 @@ use libc::{c_int, c_void};
 use lmdb::{DatabaseFlags, Environment, EnvironmentFlags};
 use lmdb_sys as ffi;
 
-use crate::windowlog::{self, TxnLog};
+use crate::counterlog::{self, TxnLog};
 
 /// The named tables, created at open. The index of a name is its `Table` id.
 pub const TABLES: [&str; 18] = [
@@ -50,7 +50,7 @@ pub const TABLES: [&str; 18] = [
     "credits",
     "indexes",
     "key_records",
-    "ratelimit_log",
+    "counter_log",
 ];
 const TABLE_COUNT: usize = TABLES.len();
 
@@ -78,8 +78,8 @@ impl Table {
     pub const RATELIMIT_OVERRIDES: Table = Table(12);
     pub const RATELIMIT_NAMESPACES: Table = Table(11);
     pub const META: Table = Table(0);
-    /// The limiter's windows, an append-only log (windowlog.rs); written only through it.
-    pub const RATELIMIT_LOG: Table = Table(17);
+    /// The limiter's windows, an append-only log (counterlog.rs); written only through it.
+    pub const COUNTER_LOG: Table = Table(17);
 }
 
 impl Table {
@@ -103,7 +103,7 @@ impl Table {
             b"credits" => 14,
             b"indexes" => 15,
             b"key_records" => 16,
-            b"ratelimit_log" => 17,
+            b"counter_log" => 17,
             _ => return None,
         };
         Some(Table(i))
@@ -826,8 +826,10 @@ pub fn uncommitted_record_change() -> bool {
     ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|t| t.records_changed))
 }
 
-/// Bumps the records epoch once per write transaction, before its first record change.
-fn note_records_change() -> Result<()> {
+/// Bumps the records epoch once per write transaction, before its first record change
+/// (`put` and `del` do; a counter change that an answer kept by verified.rs depends on, such
+/// as a key's credits being set or removed by management, calls it itself).
+pub fn note_records_change() -> Result<()> {
     let first = ACTIVE.with(|a| a.borrow_mut().as_mut().is_some_and(|t| !std::mem::replace(&mut t.records_changed, true)));
     if !first {
         return Ok(());
@@ -853,15 +855,15 @@ fn raw_put(cursor: *mut ffi::MDB_cursor, key: &[u8], value: &[u8]) -> Result<()>
 /// Inserts or replaces. Only inside `transaction`. A record change (see `RECORDS_EPOCH`).
 pub fn put(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
     check_key(key)?;
-    only_through_windowlog(table)?;
+    only_through_counterlog(table)?;
     note_records_change()?;
     put_counter(table, key, value)
 }
 
-/// The limiter log is written only by windowlog.rs, which keeps its index equal to it.
-fn only_through_windowlog(table: Table) -> Result<()> {
-    if table == Table::RATELIMIT_LOG {
-        return Err(StoreError::BadArgument("ratelimit_log is written only by the rate limiter".into()));
+/// The limiter log is written only by counterlog.rs, which keeps its index equal to it.
+fn only_through_counterlog(table: Table) -> Result<()> {
+    if table == Table::COUNTER_LOG {
+        return Err(StoreError::BadArgument("counter_log is written only through the engine's counters (credits, rate-limit windows)".into()));
     }
     Ok(())
 }
@@ -899,7 +901,7 @@ pub fn put_counter(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
 /// `RECORDS_EPOCH`).
 pub fn del(table: Table, key: &[u8]) -> Result<bool> {
     check_key(key)?;
-    only_through_windowlog(table)?;
+    only_through_counterlog(table)?;
     note_records_change()?;
     del_counter(table, key)
 }
@@ -1003,7 +1005,7 @@ pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E
         let unwind = AbortActiveOnUnwind;
         let mut result = body();
         if result.is_ok() {
-            if let Err(e) = windowlog::before_commit() {
+            if let Err(e) = counterlog::before_commit() {
                 result = Err(e.into());
             }
         }
@@ -1034,7 +1036,7 @@ pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E
             }
         };
         // SAFETY: txn is live; commit frees it whether or not it succeeds.
-        let rc = windowlog::commit(log.into_inner(), || unsafe { ffi::mdb_txn_commit(txn) });
+        let rc = counterlog::commit(log.into_inner(), || unsafe { ffi::mdb_txn_commit(txn) });
         drop(guard);
         match rc {
             0 => return Ok(value),
@@ -1126,7 +1128,7 @@ pub fn batch_abort() -> bool {
 
 /// Commits this thread's batch; Ok(false) when none is open.
 pub fn batch_commit() -> Result<bool> {
-    let collected = if in_batch() { windowlog::before_commit() } else { Ok(()) };
+    let collected = if in_batch() { counterlog::before_commit() } else { Ok(()) };
     let Some(ActiveTxn { txn, map_full, guard, log, .. }) = take_batch() else {
         return Ok(false);
     };
@@ -1144,7 +1146,7 @@ pub fn batch_commit() -> Result<bool> {
         return Err(e);
     }
     // SAFETY: txn is live; commit frees it whether or not it succeeds.
-    let rc = windowlog::commit(log.into_inner(), || unsafe { ffi::mdb_txn_commit(txn) });
+    let rc = counterlog::commit(log.into_inner(), || unsafe { ffi::mdb_txn_commit(txn) });
     drop(guard);
     match rc {
         0 => Ok(true),

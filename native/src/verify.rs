@@ -11,13 +11,14 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use crate::counterlog;
 use crate::credits::{self, Credits};
 use crate::hash;
 use crate::json;
 use crate::msgpack::DecodeError;
 use crate::permissions;
 use crate::records::{self, IdentityRecord, KeyRecord, RatelimitDef, RoleRecord};
-use crate::hot::{self, Effect, KeyBuf, Scratch};
+use crate::hot::{self, Effect, Scratch};
 use crate::store::{self, StoreError, Table, View};
 use crate::verified::{self, Entry};
 use crate::window::{self, Decision};
@@ -152,20 +153,19 @@ fn api_allowed(allowed: &str, api_id: &[u8]) -> bool {
     allowed == "*" || allowed.split('\n').any(|a| a.as_bytes() == api_id)
 }
 
-/// A limit that applies to this verification. Its window is `<scope>/<owner>/<name>` in
-/// ratelimit_windows: scope "k" with the key id, or "i" with the identity id (identity
-/// limits are shared by all keys of the identity).
+/// A limit that applies to this verification. Its window is the counter (counterlog.rs)
+/// named for `<scope>/<owner>/<name>`: scope "k" with the key id, or "i" with the identity
+/// id (identity limits are shared by all keys of the identity).
 struct Check<'a> {
     def: &'a RatelimitDef<'a>,
-    scope: &'static str,
-    owner: &'a [u8],
+    window: counterlog::Key,
     cost: i64,
     decision: Decision,
 }
 
-/// The key parts of the window `<scope>/<owner>/<name>`.
-fn window_key<'k>(scope: &'static str, owner: &'k [u8], name: &'k [u8]) -> [&'k [u8]; 5] {
-    [scope.as_bytes(), b"/", owner, b"/", name]
+/// The name of the window `<scope>/<owner>/<name>`.
+fn window_key(scope: &'static str, owner: &[u8], name: &[u8]) -> counterlog::Key {
+    counterlog::named(counterlog::KEY_WINDOW, &[scope.as_bytes(), b"/", owner, b"/", name])
 }
 
 /// `keep`: for a request the cache may answer, set to the cache entry of an answer that
@@ -203,8 +203,8 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scra
         Some(id) => v.get(Table::IDENTITIES, id)?.map(records::identity).transpose()?,
         None => None,
     };
-    let credits_key = credits::record_key_parts(key.id);
-    let credits = v.get(credits::TABLE, KeyBuf::new().of(&credits_key))?.and_then(Credits::decode).map(|c| c.refilled(req.now_ms).0);
+    let credits_key = credits::record_key(key.id);
+    let credits = counterlog::get(v, &credits_key)?.and_then(|c| Credits::decode(&c)).map(|c| c.refilled(req.now_ms).0);
     let reply = Reply { key: &key, roles: &roles, identity: identity.as_ref() };
 
     if !key.enabled {
@@ -244,11 +244,11 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scra
         balance = Some(c.remaining - cost);
         if cost > 0 {
             let next = Credits { remaining: c.remaining - cost, ..c };
-            scratch.puts.push(credits::TABLE, &credits_key, next.encode());
+            scratch.puts.push(Table::COUNTER_LOG, &[&credits_key], next.encode());
         }
     }
     for c in checks.iter().filter(|c| c.cost > 0) {
-        scratch.puts.push(Table::RATELIMIT_WINDOWS, &window_key(c.scope, c.owner, c.def.name), c.decision.next.encode());
+        scratch.puts.push(Table::COUNTER_LOG, &[&c.window], c.decision.next.encode());
     }
     reply.json(out, "VALID", balance, Some((&checks, true)));
     if let Some(keep) = keep.filter(|_| credits.is_none() && checks.is_empty()) {
@@ -290,7 +290,6 @@ fn rate_limit_checks<'a>(
         }
     }
     let mut checks = Vec::with_capacity(defs.len());
-    let mut key_buf = KeyBuf::new();
     for (def, scope, owner) in defs {
         // A named limit's cost replaces the automatic cost of 1 (the last mention wins).
         let cost = match req.named.iter().rev().find(|n| n.name.as_bytes() == def.name) {
@@ -298,9 +297,10 @@ fn rate_limit_checks<'a>(
             None if def.auto_apply => 1,
             None => continue,
         };
-        let stored = v.get(Table::RATELIMIT_WINDOWS, key_buf.of(&window_key(scope, owner, def.name)))?.and_then(window::Window::decode);
+        let window = window_key(scope, owner, def.name);
+        let stored = counterlog::get(v, &window)?.and_then(|w| window::Window::decode(&w));
         let decision = window::decide(stored, req.now_ms, def.duration_ms, def.limit, cost);
-        checks.push(Check { def, scope, owner, cost, decision });
+        checks.push(Check { def, window, cost, decision });
     }
     Ok(checks)
 }

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 export type Table =
   | 'meta' | 'workspaces' | 'root_keys' | 'root_key_hashes' | 'apis' | 'keys' | 'key_hashes' | 'key_records' | 'api_keys'
   | 'permissions' | 'roles' | 'identities' | 'ratelimit_namespaces' | 'ratelimit_overrides' | 'ratelimit_windows' | 'credits'
-  | 'indexes' | 'ratelimit_log';
+  | 'indexes' | 'counter_log';
 
 export type StoreKey = string | Buffer;
 
@@ -129,10 +129,8 @@ export interface LimitNative {
   limitMany(requests: Buffer, nowMs: number): string;
   /** The override that applies to an identifier, as JSON {overrideId, identifier, limit, duration}. */
   findOverride(namespaceId: string, identifier: string): string | undefined;
-  /** Deletes windows that no longer count: [continue after, deleted]. */
-  sweepWindows(after: Buffer, nowMs: number, max: number): [Buffer, number];
   /**
-   * Visits the next `max` records of the limiter's log (native/src/windowlog.rs keeps the
+   * Visits the next `max` records of the counter log (native/src/counterlog.rs keeps the
    * place) and deletes superseded records and stale windows: [deleted, reached the end].
    */
   sweepLog(nowMs: number, max: number): [number, boolean];

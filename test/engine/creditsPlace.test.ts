@@ -1,6 +1,6 @@
-// Where credits live (native/src/credits.rs): beside the key's rate-limit windows in the
-// ratelimit_windows table, so the window sweeper must leave them alone. (The upgrade from
-// the older layout is in migrate.test.ts.)
+// Where credits live (native/src/credits.rs): counters of the counter log, beside the
+// rate-limit windows, so the sweeper must leave them alone however old they are. (The
+// upgrades from older layouts are in migrate.test.ts.)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -18,7 +18,7 @@ interface Native {
   creditsGet(keyId: string, nowMs: number): [number, number, number, number] | undefined;
   creditsSet(keyId: string, remaining: number, refillAmount: number, refillDay: number, lastRefillAtMs: number): void;
   creditsDelete(keyId: string): boolean;
-  sweepWindows(after: Buffer, nowMs: number, max: number): [Buffer, number];
+  sweepLog(nowMs: number, max: number): [number, boolean];
 }
 
 const native = createRequire(import.meta.url)('../../native/keyward.node') as Native;
@@ -38,26 +38,48 @@ afterEach(() => {
 });
 
 describe('credits records', () => {
-  it('survive the window sweeper, which still removes the stale windows around them', () => {
-    openFresh();
+  it('survive the sweeper, which still removes the stale windows around them', () => {
+    const at = openFresh();
+    // A key window written by an older keyward (ratelimit_windows at k/<keyId>/<name>; moved
+    // into the counter log when the store is opened): 1,000 ms long, last used in bucket 0.
+    const window = Buffer.alloc(32);
+    window.writeBigInt64LE(1_000n, 0);
+    native.transaction(() => native.put('ratelimit_windows', 'k/key_a/requests', window));
+    native.close();
+    native.open(at, false, 0, 0);
     native.transaction(() => {
       native.creditsSet('key_a', 7, -1, 0, T0);
       native.creditsSet('key_b', 9, 100, 0, T0);
-      // A stale key window right after key_a's credits (the layout verify.rs writes).
-      native.put('ratelimit_windows', 'k/key_a/requests', Buffer.alloc(24));
     });
-    let after: Buffer = Buffer.alloc(0);
+    expect(native.range('counter_log', '', null, 100)).toHaveLength(2 * 3);
     let deleted = 0;
-    for (let page = 0; page < 100; page++) {
-      const [next, n] = native.sweepWindows(after, T0 + YEAR, 1);
+    for (let ends = 0, step = 0; ends < 2 && step < 100; step++) {
+      const [n, atEnd] = native.sweepLog(T0 + YEAR, 1);
       deleted += n;
-      if (next.length === 0) break;
-      after = next;
+      if (atEnd) ends++;
     }
     expect(deleted).toBe(1);
-    expect(native.get('ratelimit_windows', 'k/key_a/requests')).toBeUndefined();
+    expect(native.range('counter_log', '', null, 100)).toHaveLength(2 * 2);
     expect(native.creditsGet('key_a', T0)?.[0]).toBe(7);
     expect(native.creditsGet('key_b', T0)?.[0]).toBe(9);
+  });
+
+  it('are read back after the store is opened again, and changed in place of the old record', () => {
+    const at = openFresh();
+    native.transaction(() => native.creditsSet('key_a', 7, -1, 0, T0));
+    native.transaction(() => native.creditsSet('key_a', 6, -1, 0, T0));
+    native.close();
+    native.open(at, false, 0, 0);
+    expect(native.creditsGet('key_a', T0)).toEqual([6, -1, 0, T0]);
+    // A change in a transaction that fails is not kept.
+    expect(() =>
+      native.transaction(() => {
+        native.creditsSet('key_a', 1, -1, 0, T0);
+        expect(native.creditsGet('key_a', T0)?.[0]).toBe(1);
+        throw new Error('abort');
+      }),
+    ).toThrow('abort');
+    expect(native.creditsGet('key_a', T0)?.[0]).toBe(6);
   });
 
   it('are deleted by creditsDelete (the key becomes unlimited)', () => {
@@ -68,7 +90,7 @@ describe('credits records', () => {
     expect(native.transaction(() => native.creditsDelete('key_a'))).toBe(false);
   });
 
-  it('refuse a key id with a slash, which would read as a window', () => {
+  it('refuse a key id with a slash (key ids have none)', () => {
     openFresh();
     expect(() => native.transaction(() => native.creditsSet('key/a', 1, -1, 0, T0))).toThrow(/must not contain '\/'/);
   });

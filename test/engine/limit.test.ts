@@ -17,7 +17,6 @@ interface Native {
   limit(namespaceId: string, identifier: string, limit: number, durationMs: number, cost: number, nowMs: number): string;
   limitMany(requests: Buffer, nowMs: number): string;
   findOverride(namespaceId: string, identifier: string): string | undefined;
-  sweepWindows(after: Buffer, nowMs: number, max: number): [Buffer, number];
   sweepLog(nowMs: number, max: number): [number, boolean];
   batchBegin(): void;
   batchCommit(): boolean;
@@ -26,9 +25,9 @@ interface Native {
 const NATIVE_PATH = fileURLToPath(new URL('../../native/keyward.node', import.meta.url));
 const native = createRequire(import.meta.url)(NATIVE_PATH) as Native;
 
-/** Records in the limiter's log (native/src/windowlog.rs): live windows and garbage. */
+/** Records in the limiter's log (native/src/counterlog.rs): live windows and garbage. */
 function logRecords(): number {
-  return native.range('ratelimit_log', '', null, 10_000_000).length / 2;
+  return native.range('counter_log', '', null, 10_000_000).length / 2;
 }
 
 const WS = 'ws_limit_test';

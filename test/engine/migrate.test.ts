@@ -39,23 +39,27 @@ function reopen(): void {
 }
 
 describe('opening a store of an older layout', () => {
-  it('moves credits from the credits table (key = keyId) beside the key windows; a record already at the new place wins', () => {
+  it('moves credits from the credits table (key = keyId) and from ratelimit_windows (k/<keyId>) to the counter log; a record already there wins', () => {
     dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
     native.open(dir, false, 0, 0);
     const credits = native as unknown as { creditsSet(id: string, r: number, a: number, d: number, t: number): void };
+    native.transaction(() => credits.creditsSet('key_both', 5, -1, 0, T0));
+    // credits.rs's record: remaining, refill amount, refill day, last refill (i64 LE each).
+    const record = (remaining: number): Buffer => {
+      const b = Buffer.alloc(32);
+      [remaining, 50, 0, T0].forEach((n, i) => b.writeBigInt64LE(BigInt(n), i * 8));
+      return b;
+    };
     native.transaction(() => {
-      credits.creditsSet('key_old', 42, 50, 0, T0);
-      credits.creditsSet('key_both', 5, -1, 0, T0);
-    });
-    const bytes = native.get('ratelimit_windows', 'k/key_old') as Buffer;
-    native.transaction(() => {
-      native.put('credits', 'key_old', bytes);
-      native.del('ratelimit_windows', 'k/key_old');
-      native.put('credits', 'key_both', bytes);
+      native.put('credits', 'key_old', record(42));
+      native.put('credits', 'key_both', record(1));
+      native.put('ratelimit_windows', 'k/key_newer', record(17));
     });
     reopen();
     expect(native.range('credits', '', null, 10)).toEqual([]);
+    expect(native.range('ratelimit_windows', '', null, 10)).toEqual([]);
     expect(raw.creditsGet('key_old', T0)).toEqual([42, 50, 0, T0]);
+    expect(raw.creditsGet('key_newer', T0)).toEqual([17, 50, 0, T0]);
     expect(raw.creditsGet('key_both', T0)?.[0]).toBe(5);
   });
 
@@ -116,7 +120,7 @@ describe('opening a store of an older layout', () => {
     expect(remaining('user_b')).toBe(10);
   });
 
-  it('moves limiter windows from their digest keys in ratelimit_windows to the limiter log, and they keep counting', () => {
+  it('moves limiter windows from their digest keys in ratelimit_windows to the counter log, and they keep counting', () => {
     dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
     native.open(dir, false, 0, 0);
     const ns = 'rlns_migrate_digest';
@@ -136,21 +140,21 @@ describe('opening a store of an older layout', () => {
     });
     reopen();
     expect(native.range('ratelimit_windows', Buffer.from([1]), Buffer.from([2]), 10)).toEqual([]);
-    expect(native.range('ratelimit_log', '', null, 10)).toHaveLength(4);
+    expect(native.range('counter_log', '', null, 10)).toHaveLength(4);
     const remaining = (id: string) => (JSON.parse(raw.limit(ns, id, 10, 60_000, 0, T0).slice(1)) as { remaining: number }).remaining;
     expect(remaining('user_a')).toBe(6);
     expect(remaining('user_b')).toBe(0);
     expect(remaining('user_c')).toBe(10);
     // Opening it again moves nothing and changes nothing.
     reopen();
-    expect(native.range('ratelimit_log', '', null, 10)).toHaveLength(4);
+    expect(native.range('counter_log', '', null, 10)).toHaveLength(4);
     expect(remaining('user_a')).toBe(6);
   });
 
-  it('the limiter log is written only by the rate limiter', () => {
+  it('the counter log is written only through the engine', () => {
     dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
     native.open(dir, false, 0, 0);
-    expect(() => native.transaction(() => native.put('ratelimit_log', 'x', Buffer.alloc(48)))).toThrow(/written only by the rate limiter/);
-    expect(() => native.transaction(() => native.del('ratelimit_log', 'x'))).toThrow(/written only by the rate limiter/);
+    expect(() => native.transaction(() => native.put('counter_log', 'x', Buffer.alloc(48)))).toThrow(/written only through the engine's counters/);
+    expect(() => native.transaction(() => native.del('counter_log', 'x'))).toThrow(/written only through the engine's counters/);
   });
 });

@@ -1,48 +1,70 @@
-//! The limiter's windows (limit.rs): an append-only log in LMDB, read through an index in
-//! memory.
+//! The counters of the hot calls: rate-limit windows (limit.rs, and the key and identity
+//! limits of verify.rs) and credit balances (credits.rs). They are kept in an append-only
+//! log in LMDB and read through an index in memory.
 //!
-//! Why: a window lives under a digest (limit.rs window_key), so calls over many identifiers
-//! change records at random places. Kept in a B-tree and changed in place, each such call
-//! copied a random leaf page (LMDB is copy-on-write), and every page written between two
-//! background fsyncs had to be written back and write-protected again by the next one
-//! (README, Durability and storage). Appended instead, the changes of a commit fill the
-//! same few pages at the end of one table.
+//! Why: counters change at random places (a random key's credits, a random identifier's
+//! window). Kept in a B-tree and changed in place, each such change copied a random leaf
+//! page (LMDB is copy-on-write), and every page written between two background fsyncs had
+//! to be written back and write-protected again by the next one, which stalled the serving
+//! thread (README, Durability and storage). Appended instead, the changes of a commit fill
+//! the same few pages at the end of one table.
 //!
-//! Layout: table `ratelimit_log`; key = sequence number (u64 big-endian; the next is one
+//! Names: a counter is named by 16 bytes (`Key`): a tag for its kind, then 15 bytes of a
+//! SHA-256 of what it counts for (`named`; a limiter window: limit.rs window_key).
+//!
+//! Layout: table `counter_log`; key = sequence number (u64 big-endian; the next is one
 //! more than the highest this process has seen, so it also grows across processes), value =
-//! the window key (16 bytes) ‖ its record (window.rs, 32 bytes). A window is the record of
-//! its key with the highest sequence number; older records of the key are garbage.
+//! the counter's name (16 bytes) ‖ its 32-byte record (window.rs or credits.rs). A counter
+//! is the record of its name with the highest sequence number; older records of the name are
+//! garbage.
 //!
-//! Index: per process, window key → (sequence number, record) of every live window. It is
-//! built by reading the whole log on first use after the store is opened and is kept equal
-//! to the committed log:
+//! Index: per process, name → (sequence number, record) of every live counter. It is built
+//! by reading the whole log when the store is opened and is kept equal to the committed
+//! log:
 //! - a write transaction keeps its appends and removals in its `TxnLog`, where its own
 //!   later reads find them; they reach the index under the index lock, held across
-//!   mdb_txn_commit, and only if the commit succeeded, so no thread reads a window that was
+//!   mdb_txn_commit, and only if the commit succeeded, so no thread reads a counter that was
 //!   not committed, nor misses one that was;
 //! - records another process appended are read in before the index is read (the log's last
 //!   key is past what the index has seen; once per write transaction).
 //!
 //! Garbage: each commit that appended visits `VISITS_PER_APPEND` records per append, going
 //! on from where the last visit stopped (`gc_after`, back to the start after the end), and
-//! deletes the garbage among them. The sweeper (`sweep`) visits more and also deletes live
+//! deletes the garbage among them. The sweeper (`sweep`) visits more and also deletes
 //! windows that are stale (window.rs), taking them out of the index. Both delete in
-//! sequence order, so they too touch few pages. With every window changing at random, the
-//! log holds about 1 + 1/VISITS_PER_APPEND records per live window.
+//! sequence order, so they too touch few pages. With every counter changing at random, the
+//! log holds about 1 + 1/VISITS_PER_APPEND records per live counter.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use crate::hash;
 use crate::store::{self, StoreError, Table, View};
 use crate::window::{Window, RECORD_BYTES};
 
 type Result<T> = std::result::Result<T, StoreError>;
 
-/// A window key (limit.rs window_key).
+/// The name of a counter: its kind's tag, then 15 bytes of a digest.
 pub type Key = [u8; 16];
+
+/// Tag of a `ratelimits.limit` window (limit.rs window_key).
+pub const LIMITER_WINDOW: u8 = 0x01;
+/// Tag of a key's or an identity's rate-limit window (verify.rs).
+pub const KEY_WINDOW: u8 = 0x02;
+/// Tag of a key's credits record (credits.rs); never stale.
+pub const CREDITS: u8 = 0x03;
+
+/// The name of the counter of kind `tag` for the concatenation of `parts`.
+pub fn named(tag: u8, parts: &[&[u8]]) -> Key {
+    let digest = hash::sha256_parts(parts);
+    let mut key = [0u8; 16];
+    key[0] = tag;
+    key[1..].copy_from_slice(&digest[..15]);
+    key
+}
 type Value = [u8; RECORD_BYTES];
-const LOG: Table = Table::RATELIMIT_LOG;
+const LOG: Table = Table::COUNTER_LOG;
 const VISITS_PER_APPEND: usize = 3;
 
 #[derive(Clone, Copy)]
@@ -51,7 +73,7 @@ struct Entry {
     value: Value,
 }
 
-/// Keys are SHA-256 digests: eight of their bytes are a hash already.
+/// Names are SHA-256 digests after the tag: eight of their bytes are a hash already.
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Digest(Key);
 
@@ -156,11 +178,11 @@ fn seq_of(key: &[u8]) -> u64 {
 fn split(record: &[u8]) -> Result<(Key, Value)> {
     match (record.get(..16), record.get(16..)) {
         (Some(key), Some(value)) if value.len() == RECORD_BYTES => Ok((key.try_into().expect("16"), value.try_into().expect("32"))),
-        _ => Err(StoreError::BadArgument("ratelimit_log holds a record of the wrong size".into())),
+        _ => Err(StoreError::BadArgument("counter_log holds a record of the wrong size".into())),
     }
 }
 
-/// Reads the log into the index now (the server does at start, so its first call does not).
+/// Reads the log into the index now (at open, so the first call after it does not).
 pub fn load() -> Result<()> {
     store::view(|v| lock().refresh(v))
 }
@@ -180,7 +202,7 @@ fn prepare(v: &View<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The record of the window under `key` as `v` sees it (None: no window).
+/// The record of the counter `key` as `v` sees it (None: there is none).
 pub fn get(v: &View<'_>, key: &Key) -> Result<Option<Value>> {
     if store::in_transaction() {
         prepare(v)?;
@@ -194,9 +216,9 @@ pub fn get(v: &View<'_>, key: &Key) -> Result<Option<Value>> {
     Ok(index.live.get(&Digest(*key)).map(|e| e.value))
 }
 
-/// Stores `value` as the window under `key`. Only inside a write transaction. A window this
+/// Stores `value` as the counter `key`. Only inside a write transaction. A counter this
 /// transaction already appended is rewritten where it is (its page is this transaction's
-/// own copy already), so a hot identifier adds one record per commit, not one per call.
+/// own copy already), so a hot counter adds one record per commit, not one per call.
 pub fn put(key: &Key, value: &Value) -> Result<()> {
     store::view(prepare)?;
     let (seq, again) = store::with_txn_log(|l| match l.changed(key) {
@@ -222,8 +244,22 @@ pub fn put(key: &Key, value: &Value) -> Result<()> {
     Ok(())
 }
 
+/// Removes the counter `key`; true if there was one. Only inside a write transaction.
+pub fn remove(key: &Key) -> Result<bool> {
+    store::view(prepare)?;
+    let changed = store::with_txn_log(|l| l.changed(key)).flatten();
+    let current = match changed {
+        Some(entry) => entry.map(|e| e.seq),
+        None => lock().live.get(&Digest(*key)).map(|e| e.seq),
+    };
+    let Some(seq) = current else { return Ok(false) };
+    store::del_counter(LOG, &seq.to_be_bytes())?;
+    store::with_txn_log(|l| l.changes.insert(Digest(*key), None));
+    Ok(true)
+}
+
 /// Visits up to `max` records after the transaction's `gc_after` (from the start after the
-/// end) and deletes the garbage among them, and with `now_ms` the stale live windows too.
+/// end) and deletes the garbage among them, and with `now_ms` the stale windows too.
 /// Returns how many it deleted and whether it reached the end.
 fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
     let after = store::with_txn_log(|l| l.gc_after).ok_or(StoreError::NotInTxn)?;
@@ -242,7 +278,8 @@ fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
             Some(changed) => changed.map(|e| e.seq),
             None => index.live.get(&Digest(*key)).map(|e| e.seq),
         };
-        let stale = current == Some(*seq) && now_ms.is_some_and(|now| Window::decode(value).is_none_or(|w| w.is_stale(now)));
+        let window = key[0] != CREDITS;
+        let stale = window && current == Some(*seq) && now_ms.is_some_and(|now| Window::decode(value).is_none_or(|w| w.is_stale(now)));
         if current == Some(*seq) && !stale {
             continue;
         }
@@ -293,8 +330,8 @@ pub fn commit(log: TxnLog, commit: impl FnOnce() -> libc::c_int) -> libc::c_int 
     rc
 }
 
-/// The sweeper's part for the log: visits up to `max` records and deletes garbage and
-/// stale windows (one write transaction). Returns how many it deleted and whether the visit
+/// The sweeper: visits up to `max` records and deletes garbage and stale windows (one write
+/// transaction). Returns how many it deleted and whether the visit
 /// reached the end of the log.
 pub fn sweep(now_ms: i64, max: usize) -> Result<(usize, bool)> {
     store::transaction(|| {
@@ -336,7 +373,7 @@ mod tests {
 
     #[test]
     fn a_transaction_reads_its_own_writes_and_others_see_them_only_once_committed() {
-        let _store = Fixture::new("windowlog-commit", 0);
+        let _store = Fixture::new("counterlog-commit", 0);
         store::transaction(|| put(&key(1), &value(1))).unwrap();
         store::transaction(|| {
             put(&key(1), &value(2))?;
@@ -352,7 +389,7 @@ mod tests {
 
     #[test]
     fn an_aborted_transaction_changes_no_window() {
-        let _store = Fixture::new("windowlog-abort", 0);
+        let _store = Fixture::new("counterlog-abort", 0);
         store::transaction(|| put(&key(1), &value(1))).unwrap();
         let before = records();
         let failed: Result<()> = store::transaction(|| {
@@ -371,7 +408,7 @@ mod tests {
 
     #[test]
     fn one_record_per_window_per_commit_and_superseded_records_are_deleted() {
-        let _store = Fixture::new("windowlog-garbage", 0);
+        let _store = Fixture::new("counterlog-garbage", 0);
         store::transaction(|| (0..200).try_for_each(|n| put(&key(7), &value(n as u8)))).unwrap();
         assert_eq!(records(), 1);
         assert_eq!(read(&key(7)), Some(value(199)));
@@ -389,7 +426,7 @@ mod tests {
 
     #[test]
     fn sweep_deletes_stale_windows_and_the_index_survives_a_reopen() {
-        let store_ = Fixture::new("windowlog-sweep", 0);
+        let store_ = Fixture::new("counterlog-sweep", 0);
         let fresh = Window { duration_ms: 1_000, seq: 10, current: 1, previous: 0 }.encode();
         let stale = Window { duration_ms: 1_000, seq: 5, current: 1, previous: 0 }.encode();
         store::transaction(|| {
