@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::json;
-use crate::store::{self, StoreError, Table, View};
+use crate::store::{self, StoreError, View};
 use crate::counterlog;
 
 static GROUP_COMMIT: AtomicBool = AtomicBool::new(false);
@@ -28,17 +28,15 @@ pub fn set_group_commit(on: bool) {
 /// Bytes of every value a hot call writes (credits and window records are both 32 bytes).
 pub const VALUE_BYTES: usize = 32;
 
-/// The writes an evaluation asks for: (table, key, 32-byte value), keys packed in one buffer.
+/// The counters an evaluation changes (counterlog.rs): name and new 32-byte record.
 #[derive(Default)]
 pub struct Puts {
-    items: Vec<(Table, usize, usize, [u8; VALUE_BYTES])>,
-    keys: Vec<u8>,
+    items: Vec<(counterlog::Key, [u8; VALUE_BYTES])>,
 }
 
 impl Puts {
     pub fn clear(&mut self) {
         self.items.clear();
-        self.keys.clear();
     }
 
     pub fn is_empty(&self) -> bool {
@@ -49,37 +47,22 @@ impl Puts {
         self.items.len()
     }
 
-    /// The key of put `i`.
-    pub fn key(&self, i: usize) -> &[u8] {
-        let (_, start, end, _) = self.items[i];
-        &self.keys[start..end]
+    /// The counter of put `i`.
+    pub fn key(&self, i: usize) -> &counterlog::Key {
+        &self.items[i].0
     }
 
     /// Replaces the value of put `i`.
     pub fn set_value(&mut self, i: usize, value: [u8; VALUE_BYTES]) {
-        self.items[i].3 = value;
+        self.items[i].1 = value;
     }
 
-    /// Adds a put whose key is the concatenation of `key_parts`.
-    pub fn push(&mut self, table: Table, key_parts: &[&[u8]], value: [u8; VALUE_BYTES]) {
-        let start = self.keys.len();
-        for part in key_parts {
-            self.keys.extend_from_slice(part);
-        }
-        self.items.push((table, start, self.keys.len(), value));
+    pub fn push(&mut self, key: &counterlog::Key, value: [u8; VALUE_BYTES]) {
+        self.items.push((*key, value));
     }
 
-    /// Writes the puts; those into `Table::COUNTER_LOG` (16-byte window keys) go through
-    /// counterlog.rs.
     fn apply(&self) -> Result<(), StoreError> {
-        self.items.iter().try_for_each(|(table, start, end, value)| {
-            let key = &self.keys[*start..*end];
-            match (*table == Table::COUNTER_LOG, <&counterlog::Key>::try_from(key)) {
-                (true, Ok(key)) => counterlog::put(key, value),
-                (true, Err(_)) => Err(StoreError::BadArgument("a window key is 16 bytes".into())),
-                (false, _) => store::put_counter(*table, key, value),
-            }
-        })
+        self.items.iter().try_for_each(|(key, value)| counterlog::put(key, value))
     }
 }
 

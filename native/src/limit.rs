@@ -212,7 +212,7 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, sc
         digits.clear();
         json::int(&mut digits, duration_ms);
         let key = window_key(r.namespace_id.as_bytes(), &digits, storage_id(r.identifier).as_bytes());
-        let earlier = changed.iter().position(|(put, _)| scratch.puts.key(*put) == key);
+        let earlier = changed.iter().position(|(put, _)| *scratch.puts.key(*put) == key);
         let stored = match earlier {
             Some(i) => Some(changed[i].1),
             None => counterlog::get(v, &key)?.and_then(|w| Window::decode(&w)),
@@ -226,7 +226,7 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, sc
                 }
                 None => {
                     changed.push((scratch.puts.len(), d.next));
-                    scratch.puts.push(Table::COUNTER_LOG, &[&key], d.next.encode());
+                    scratch.puts.push(&key, d.next.encode());
                 }
             }
         }

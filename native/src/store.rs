@@ -67,6 +67,7 @@ pub const MAX_MAP_BYTES: usize = 1 << 40;
 pub struct Table(u8);
 
 impl Table {
+    /// Older layouts' places of credits and windows, read only by migrate.rs.
     pub const CREDITS: Table = Table(14);
     pub const KEYS: Table = Table(5);
     pub const KEY_HASHES: Table = Table(6);
@@ -74,11 +75,13 @@ impl Table {
     pub const APIS: Table = Table(4);
     pub const ROLES: Table = Table(9);
     pub const IDENTITIES: Table = Table(10);
+    /// See CREDITS.
     pub const RATELIMIT_WINDOWS: Table = Table(13);
     pub const RATELIMIT_OVERRIDES: Table = Table(12);
     pub const RATELIMIT_NAMESPACES: Table = Table(11);
     pub const META: Table = Table(0);
-    /// The limiter's windows, an append-only log (counterlog.rs); written only through it.
+    /// Credits and rate-limit windows, an append-only log (counterlog.rs); written only
+    /// through it.
     pub const COUNTER_LOG: Table = Table(17);
 }
 
@@ -225,7 +228,7 @@ struct ActiveTxn {
     records_changed: bool,
     /// Freed by LMDB when the txn ends (cursors of a write txn are).
     cursors: Cursors,
-    /// The limiter log's changes in this txn, applied to its index when the txn commits.
+    /// The counter log's changes in this txn, applied to its index when the txn commits.
     log: RefCell<TxnLog>,
     guard: RwLockReadGuard<'static, Option<Store>>,
 }
@@ -860,7 +863,7 @@ pub fn put(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
     put_counter(table, key, value)
 }
 
-/// The limiter log is written only by counterlog.rs, which keeps its index equal to it.
+/// The counter log is written only by counterlog.rs, which keeps its index equal to it.
 fn only_through_counterlog(table: Table) -> Result<()> {
     if table == Table::COUNTER_LOG {
         return Err(StoreError::BadArgument("counter_log is written only through the engine's counters (credits, rate-limit windows)".into()));
@@ -884,7 +887,7 @@ pub fn append_counter(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
     })
 }
 
-/// Runs `f` with the limiter log of this thread's write transaction (None outside one).
+/// Runs `f` with the counter log of this thread's write transaction (None outside one).
 /// `f` must not call back into the store.
 pub fn with_txn_log<R>(f: impl FnOnce(&mut TxnLog) -> R) -> Option<R> {
     ACTIVE.with(|a| a.borrow().as_ref().map(|t| f(&mut t.log.borrow_mut())))

@@ -244,11 +244,11 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scra
         balance = Some(c.remaining - cost);
         if cost > 0 {
             let next = Credits { remaining: c.remaining - cost, ..c };
-            scratch.puts.push(Table::COUNTER_LOG, &[&credits_key], next.encode());
+            scratch.puts.push(&credits_key, next.encode());
         }
     }
     for c in checks.iter().filter(|c| c.cost > 0) {
-        scratch.puts.push(Table::COUNTER_LOG, &[&c.window], c.decision.next.encode());
+        scratch.puts.push(&c.window, c.decision.next.encode());
     }
     reply.json(out, "VALID", balance, Some((&checks, true)));
     if let Some(keep) = keep.filter(|_| credits.is_none() && checks.is_empty()) {
