@@ -33,6 +33,15 @@ afterEach(() => {
   dir = undefined;
 });
 
+/** A 60 s window record (window.rs: duration, seq, current, previous as i64 LE) with `current` admitted in T0's bucket. */
+function windowRecord(current: number): Buffer {
+  const b = Buffer.alloc(32);
+  b.writeBigInt64LE(60_000n, 0);
+  b.writeBigInt64LE(BigInt(Math.floor(T0 / 60_000)), 8);
+  b.writeBigInt64LE(BigInt(current), 16);
+  return b;
+}
+
 function reopen(): void {
   native.close();
   native.open(dir as string, false, 0, 0);
@@ -98,18 +107,10 @@ describe('opening a store of an older layout', () => {
     native.open(dir, false, 0, 0);
     const ns = 'rlns_migrate';
     const long = 'x'.repeat(500); // stored by its sid '#' + base64(SHA-256)
-    // Window records (window.rs: duration, seq, current, previous as i64 LE): 3 admitted in T0's bucket.
-    const window = (current: number): Buffer => {
-      const b = Buffer.alloc(32);
-      b.writeBigInt64LE(60_000n, 0);
-      b.writeBigInt64LE(BigInt(Math.floor(T0 / 60_000)), 8);
-      b.writeBigInt64LE(BigInt(current), 16);
-      return b;
-    };
     native.transaction(() => {
-      native.put('ratelimit_windows', `n/${ns}/60000/user_a`, window(3));
-      native.put('ratelimit_windows', `n/${ns}/60000/#${createHash('sha256').update(long).digest('base64')}`, window(5));
-      native.put('ratelimit_windows', `n/${ns}/60000/a/b/c`, window(1)); // identifiers may contain '/'
+      native.put('ratelimit_windows', `n/${ns}/60000/user_a`, windowRecord(3));
+      native.put('ratelimit_windows', `n/${ns}/60000/#${createHash('sha256').update(long).digest('base64')}`, windowRecord(5));
+      native.put('ratelimit_windows', `n/${ns}/60000/a/b/c`, windowRecord(1)); // identifiers may contain '/'
     });
     reopen();
     expect(native.range('ratelimit_windows', 'n/', 'n0', 10)).toEqual([]);
@@ -127,16 +128,9 @@ describe('opening a store of an older layout', () => {
     // limit.rs window_key: 0x01, then the first 15 bytes of SHA-256(ns ‖ 0 ‖ duration ‖ 0 ‖ sid).
     const place = (sid: string): Buffer =>
       Buffer.concat([Buffer.from([1]), createHash('sha256').update(`${ns}\0${60_000}\0${sid}`).digest().subarray(0, 15)]);
-    const window = (current: number): Buffer => {
-      const b = Buffer.alloc(32);
-      b.writeBigInt64LE(60_000n, 0);
-      b.writeBigInt64LE(BigInt(Math.floor(T0 / 60_000)), 8);
-      b.writeBigInt64LE(BigInt(current), 16);
-      return b;
-    };
     native.transaction(() => {
-      native.put('ratelimit_windows', place('user_a'), window(4));
-      native.put('ratelimit_windows', place('user_b'), window(10));
+      native.put('ratelimit_windows', place('user_a'), windowRecord(4));
+      native.put('ratelimit_windows', place('user_b'), windowRecord(10));
     });
     reopen();
     expect(native.range('ratelimit_windows', Buffer.from([1]), Buffer.from([2]), 10)).toEqual([]);
