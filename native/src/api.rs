@@ -453,7 +453,7 @@ pub fn credits_delete(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Er
     Ok(env.boolean(counterlog::remove(&credits::record_key(credits_key_id(key)?))?)?)
 }
 
-/// A key id that can name a credits record (see credits::record_key).
+/// A key id as keyward makes them (no '/'); anything else is a caller's mistake.
 fn credits_key_id(key: &[u8]) -> Result<&[u8], Error> {
     if key.contains(&b'/') {
         return Err(bad("keyId must not contain '/'"));

@@ -63,6 +63,7 @@ pub fn named(tag: u8, parts: &[&[u8]]) -> Key {
     key[1..].copy_from_slice(&digest[..15]);
     key
 }
+
 type Value = [u8; RECORD_BYTES];
 const LOG: Table = Table::COUNTER_LOG;
 const VISITS_PER_APPEND: usize = 3;
@@ -184,6 +185,15 @@ impl TxnLog {
     }
 }
 
+/// The entry of the counter `key` as this thread sees it: changed by its write transaction,
+/// else as committed (`index`).
+fn current(index: &Index, key: &Key) -> Option<Entry> {
+    match store::with_txn_log(|l| l.changed(key)).flatten() {
+        Some(changed) => changed,
+        None => index.live.get(key).copied(),
+    }
+}
+
 impl Index {
     /// Reads the log into the index when it was built for another open of the store, and
     /// the records appended since it last looked (by another process) otherwise.
@@ -245,10 +255,7 @@ fn prepare(v: &View<'_>) -> Result<()> {
 pub fn get(v: &View<'_>, key: &Key) -> Result<Option<Value>> {
     if store::in_transaction() {
         prepare(v)?;
-        if let Some(changed) = store::with_txn_log(|l| l.changed(key)).flatten() {
-            return Ok(changed.map(|e| e.value));
-        }
-        return Ok(lock().live.get(key).map(|e| e.value));
+        return Ok(current(&lock(), key).map(|e| e.value));
     }
     let mut index = lock();
     index.refresh(v)?;
@@ -286,12 +293,7 @@ pub fn put(key: &Key, value: &Value) -> Result<()> {
 /// Removes the counter `key`; true if there was one. Only inside a write transaction.
 pub fn remove(key: &Key) -> Result<bool> {
     store::view(prepare)?;
-    let changed = store::with_txn_log(|l| l.changed(key)).flatten();
-    let current = match changed {
-        Some(entry) => entry.map(|e| e.seq),
-        None => lock().live.get(key).map(|e| e.seq),
-    };
-    let Some(seq) = current else { return Ok(false) };
+    let Some(Entry { seq, .. }) = current(&lock(), key) else { return Ok(false) };
     store::del_counter(LOG, &seq.to_be_bytes())?;
     store::with_txn_log(|l| l.changes.insert(Digest(*key), None));
     Ok(true)
@@ -312,14 +314,10 @@ fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
     let mut deleted = 0;
     let index = lock();
     for (seq, key, value) in &visited {
-        let changed = store::with_txn_log(|l| l.changed(key)).flatten();
-        let current = match changed {
-            Some(changed) => changed.map(|e| e.seq),
-            None => index.live.get(key).map(|e| e.seq),
-        };
+        let live = current(&index, key).is_some_and(|e| e.seq == *seq);
         let window = key[0] != CREDITS;
-        let stale = window && current == Some(*seq) && now_ms.is_some_and(|now| Window::decode(value).is_none_or(|w| w.is_stale(now)));
-        if current == Some(*seq) && !stale {
+        let stale = window && live && now_ms.is_some_and(|now| Window::decode(value).is_none_or(|w| w.is_stale(now)));
+        if live && !stale {
             continue;
         }
         store::del_counter(LOG, &seq.to_be_bytes())?;
@@ -370,8 +368,7 @@ pub fn commit(log: TxnLog, commit: impl FnOnce() -> libc::c_int) -> libc::c_int 
 }
 
 /// The sweeper: visits up to `max` records and deletes garbage and stale windows (one write
-/// transaction). Returns how many it deleted and whether the visit
-/// reached the end of the log.
+/// transaction). Returns how many it deleted and whether the visit reached the end of the log.
 pub fn sweep(now_ms: i64, max: usize) -> Result<(usize, bool)> {
     store::transaction(|| {
         store::view(prepare)?;

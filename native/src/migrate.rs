@@ -70,14 +70,9 @@ fn counters_to_the_log() -> Result<usize, StoreError> {
 
 /// Every (key, value) of a table.
 fn all(table: Table) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
-    all_in(table, &[], &[])
-}
-
-/// Every (key, value) of a table with `start <= key < end` (empty end: to the last).
-fn all_in(table: Table, start: &[u8], end: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
     store::view(|v| {
         let mut out = Vec::new();
-        v.range(table, start, (!end.is_empty()).then_some(end), usize::MAX, |k, value| {
+        v.range(table, &[], None, usize::MAX, |k, value| {
             out.push((k.to_vec(), value.to_vec()));
             Ok::<_, StoreError>(())
         })?;
