@@ -91,14 +91,20 @@ function ensureTypeScript(quiet, force) {
   run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.json')], { quiet });
 }
 
+const LOAD_GENERATOR_SRC = join(ROOT, 'bench', 'native', 'openloop.c');
+
+/** The command (program, arguments) compiling the open-loop load generator into `out`; its test builds it the same way. */
+export function loadGeneratorBuild(out) {
+  return ['cc', ['-O2', '-Wall', '-o', out, LOAD_GENERATOR_SRC]];
+}
+
 // The bench's open-loop load generator (C), built with the compiler cargo already links with.
 function ensureLoadGenerator(quiet, force) {
-  const src = join(ROOT, 'bench', 'native', 'openloop.c');
   const out = join(ROOT, 'dist', 'bench', 'openloop');
-  if (!force && mtime(out) >= mtime(src)) return;
+  if (!force && mtime(out) >= mtime(LOAD_GENERATOR_SRC)) return;
   say(quiet, 'compiling the open-loop load generator (cc)');
   mkdirSync(dirname(out), { recursive: true });
-  run('cc', ['-O2', '-Wall', '-o', out, src], { quiet });
+  run(...loadGeneratorBuild(out), { quiet });
 }
 
 export async function ensureReady({ quiet = false, forceBuild = false, bench = false } = {}) {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawPost, runOpenLoop, type OpenLoopRun } from '../../bench/lib/openLoop.js';
+import { loadGeneratorBuild } from '../../scripts/setup.mjs';
 
 let dir: string;
 let generator: string;
@@ -19,7 +20,8 @@ let stallNext = 0;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'keyward-openloop-'));
   generator = join(dir, 'openloop');
-  const cc = spawnSync('cc', ['-O2', '-Wall', '-o', generator, join(__dirname, '..', '..', 'bench', 'native', 'openloop.c')], { encoding: 'utf8' });
+  const [program, args] = loadGeneratorBuild(generator);
+  const cc = spawnSync(program, args, { encoding: 'utf8' });
   expect(cc.status, cc.stderr).toBe(0);
   server = http.createServer((req, res) => {
     req.resume();
