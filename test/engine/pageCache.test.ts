@@ -1,0 +1,86 @@
+// The data file is kept in the page cache as single 4 KiB pages (native/src/store.rs,
+// small_pages): the kernel otherwise caches it in large folios (readahead builds them; ext4
+// does since Linux 6.16), and the background flush writes a dirtied folio whole, so every
+// changed 4 KiB page cost up to 2 MiB of writes. The check reads which physical pages back
+// the store's map (/proc/self/pagemap, /proc/kpageflags): that needs root, and on a kernel
+// that does not build large folios for the filesystem it holds either way.
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const NATIVE_PATH = fileURLToPath(new URL('../../native/keyward.node', import.meta.url));
+const T0 = Date.UTC(2026, 0, 15, 12);
+
+function canReadPageFlags(): boolean {
+  try {
+    accessSync('/proc/kpageflags', constants.R_OK);
+    return process.getuid?.() === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs `body` in a child process with `native` opened on `dir`, with or without the writable map. */
+function inChild(dir: string, writeMap: boolean, body: string): string {
+  const child = spawnSync(process.execPath, ['-e', `
+    const fs = require('node:fs');
+    const native = require(${JSON.stringify(NATIVE_PATH)});
+    native.open(${JSON.stringify(dir)}, false, 0, 0, ${writeMap});
+    ${body}
+    native.close();
+  `], { encoding: 'utf8' });
+  expect(child.stderr).toBe('');
+  expect(child.status).toBe(0);
+  return child.stdout;
+}
+
+// In the child: of the pages of data.mdb mapped in this process, how many are in large
+// folios (a compound page's head or tail, KPF_COMPOUND_HEAD = bit 15, KPF_COMPOUND_TAIL = 16).
+const COUNT_LARGE = `
+  const line = fs.readFileSync('/proc/self/maps', 'utf8').split('\\n').find((l) => l.endsWith('/data.mdb'));
+  const [start, end] = line.split(' ')[0].split('-').map((h) => BigInt('0x' + h));
+  const pages = Number((end - start) / 4096n);
+  const entries = Buffer.alloc(pages * 8);
+  const pagemap = fs.openSync('/proc/self/pagemap', 'r');
+  fs.readSync(pagemap, entries, 0, entries.length, Number(start / 4096n) * 8);
+  const flags = fs.openSync('/proc/kpageflags', 'r');
+  const one = Buffer.alloc(8);
+  let mapped = 0, large = 0;
+  for (let i = 0; i < pages; i++) {
+    const e = entries.readBigUInt64LE(i * 8);
+    if ((e >> 63n) === 0n) continue;
+    mapped++;
+    fs.readSync(flags, one, 0, 8, Number(e & ((1n << 55n) - 1n)) * 8);
+    if ((one.readBigUInt64LE(0) & ((1n << 15n) | (1n << 16n))) !== 0n) large++;
+  }
+  process.stdout.write(JSON.stringify({ mapped, large }));
+`;
+
+let dir: string | undefined;
+afterEach(() => {
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+describe('the page cache of the data file', () => {
+  it.skipIf(!canReadPageFlags())('holds single pages, also after another process read the file in large folios', () => {
+    dir = mkdtempSync(join(tmpdir(), 'keyward-page-cache-'));
+    // Written through pwrite (as the CLI or a \`disk\`-mode server writes): the kernel caches
+    // runs of written pages in large folios where it can, and a plain read of the file
+    // (readahead) does too.
+    inChild(dir, false, `native.transaction(() => { for (let i = 0; i < 20000; i++) native.creditsSet('key_' + i, 1000, -1, 0, ${T0}); });`);
+    readFileSync(join(dir, 'data.mdb'));
+    // The server opens the store with the writable map (reading the counter log into its
+    // index), spends credits in 200 commits over random keys, and reports what backs its map.
+    const out = inChild(dir, true, `
+      for (let i = 0; i < 200; i++) native.transaction(() => native.creditsSet('key_' + ((i * 7919) % 20000), 999, -1, 0, ${T0}));
+      ${COUNT_LARGE}
+    `);
+    const { mapped, large } = JSON.parse(out) as { mapped: number; large: number };
+    expect(mapped).toBeGreaterThan(100);
+    expect(large).toBe(0);
+  });
+});
