@@ -74,9 +74,18 @@ struct Entry {
     value: Value,
 }
 
-/// Names are SHA-256 digests after the tag: eight of their bytes are a hash already.
+/// Names are SHA-256 digests after the tag: eight of their bytes are a hash already. The
+/// maps hash a name by its last eight bytes; the shard is chosen by another byte (`shard_of`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Digest(Key);
+
+/// The shard of a name: its first digest byte. Not one of the hashed bytes: a hash table
+/// (hashbrown) keeps the top 7 bits of each hash as the tag it compares first, so a shard
+/// byte among the top ones would give every name of a shard the same tag and make each
+/// lookup compare whole names slot by slot.
+fn shard_of(key: &Digest) -> usize {
+    usize::from(key.0[1])
+}
 
 impl Hash for Digest {
     fn hash<H: Hasher>(&self, state: &mut H) {
@@ -105,7 +114,7 @@ impl Hasher for TakeU64 {
 
 type Map<V> = HashMap<Digest, V, BuildHasherDefault<TakeU64>>;
 
-/// The live counters, in `SHARDS` maps by a byte of the name: a map doubles (and moves every
+/// The live counters, in `SHARDS` maps by a byte of the name (`shard_of`): a map doubles (and moves every
 /// entry) when it fills, which for one map of a million counters stalled the serving thread
 /// for a quarter of a second; a shard moves a 256th of that.
 struct Live(Vec<Map<Entry>>);
@@ -114,14 +123,14 @@ const SHARDS: usize = 256;
 
 impl Live {
     fn shard(&self, key: &Digest) -> Option<&Map<Entry>> {
-        self.0.get(usize::from(key.0[15]))
+        self.0.get(shard_of(key))
     }
 
     fn shard_mut(&mut self, key: &Digest) -> &mut Map<Entry> {
         if self.0.is_empty() {
             self.0 = (0..SHARDS).map(|_| Map::default()).collect();
         }
-        &mut self.0[usize::from(key.0[15])]
+        &mut self.0[shard_of(key)]
     }
 
     fn get(&self, key: &Key) -> Option<&Entry> {
@@ -142,7 +151,7 @@ impl Live {
     }
 
     fn remove(&mut self, key: &Digest) {
-        if let Some(m) = self.0.get_mut(usize::from(key.0[15])) {
+        if let Some(m) = self.0.get_mut(shard_of(key)) {
             m.remove(key);
         }
     }
