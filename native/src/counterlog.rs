@@ -114,9 +114,9 @@ impl Hasher for TakeU64 {
 
 type Map<V> = HashMap<Digest, V, BuildHasherDefault<TakeU64>>;
 
-/// The live counters, in `SHARDS` maps by a byte of the name (`shard_of`): a map doubles (and moves every
-/// entry) when it fills, which for one map of a million counters stalled the serving thread
-/// for a quarter of a second; a shard moves a 256th of that.
+/// The live counters, in `SHARDS` maps by a byte of the name (`shard_of`): a map doubles
+/// (and moves every entry) when it fills, which for one map of a million counters stalled
+/// the serving thread for a quarter of a second; a shard moves a 256th of that.
 struct Live(Vec<Map<Entry>>);
 
 const SHARDS: usize = 256;
