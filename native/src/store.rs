@@ -506,9 +506,10 @@ fn used_bytes(env: *mut ffi::MDB_env) -> usize {
 /// has mapped stay as they are. Advice only: where the kernel declines, the store works as
 /// before.
 fn drop_cached(dir: &Path) -> Result<()> {
-    let Ok(file) = fs::File::open(dir.join("data.mdb")) else { return Ok(()) };
+    let path = dir.join("data.mdb");
+    let Ok(file) = fs::File::open(&path) else { return Ok(()) };
     // Dirty pages cannot be dropped: write back what a killed process left first.
-    file.sync_data().map_err(|e| StoreError::Os(format!("cannot write back {}: {e}", dir.join("data.mdb").display())))?;
+    file.sync_data().map_err(|e| StoreError::Os(format!("cannot write back {}: {e}", path.display())))?;
     let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
     // SAFETY: the descriptor is open for the duration of the calls.
     unsafe {
@@ -523,22 +524,27 @@ fn drop_cached(dir: &Path) -> Result<()> {
 /// What `drop_cached` reads in ahead of mdb_env_open (the meta pages' readahead window).
 const HEAD_BYTES: libc::off_t = 1 << 20;
 
+/// Reads the pages in use into the page cache in bulk (see `drop_cached`).
 fn read_in(env: *mut ffi::MDB_env) -> Result<()> {
-    let mut fd: c_int = -1;
-    // SAFETY: the env is open; mdb_env_get_fd only reads its descriptor.
-    check("mdb_env_get_fd", unsafe { ffi::mdb_env_get_fd(env, &mut fd) })?;
+    let fd = data_fd(env)?;
     // SAFETY: fd is the env's open data file.
     unsafe { libc::posix_fadvise(fd, 0, used_bytes(env) as libc::off_t, libc::POSIX_FADV_WILLNEED) };
     Ok(())
+}
+
+/// The descriptor of the env's data file (owned by LMDB).
+fn data_fd(env: *mut ffi::MDB_env) -> Result<c_int> {
+    let mut fd: c_int = -1;
+    // SAFETY: the env is open; mdb_env_get_fd only reads its descriptor.
+    check("mdb_env_get_fd", unsafe { ffi::mdb_env_get_fd(env, &mut fd) })?;
+    Ok(fd)
 }
 
 /// Allocates disk blocks for the first `bytes` of the data file (fallocate, keeping the
 /// size), so writes through the map never meet ENOSPC. Idempotent; cheap for ranges that are
 /// already allocated.
 fn reserve(env: *mut ffi::MDB_env, bytes: usize) -> Result<()> {
-    let mut fd: c_int = -1;
-    // SAFETY: the env is open; mdb_env_get_fd only reads its descriptor.
-    check("mdb_env_get_fd", unsafe { ffi::mdb_env_get_fd(env, &mut fd) })?;
+    let fd = data_fd(env)?;
     // SAFETY: fd is the env's open data file.
     if unsafe { libc::fallocate(fd, 0, 0, bytes as libc::off_t) } == 0 {
         Ok(())
