@@ -214,6 +214,9 @@ pub struct Store {
     /// blocks is a SIGBUS once the disk is full; a map grown by another process is adopted
     /// even when its reserve fails, and writes stay refused until it succeeds.
     reserved: AtomicUsize,
+    /// Without the writable map: the end of the single pages cached ahead of the data
+    /// (`cache_ahead`).
+    cached_to: AtomicUsize,
 }
 
 static STORE: RwLock<Option<Store>> = RwLock::new(None);
@@ -368,6 +371,15 @@ impl Store {
         used_bytes(self.env_ptr())
     }
 
+    /// Without the writable map: keeps single pages cached ahead of the data
+    /// (`cache_ahead`), renewed once the data has grown through half of them.
+    fn keep_ahead(&self) {
+        let used = self.used_bytes();
+        if !self.write_map && used + AHEAD_BYTES / 2 > self.cached_to.load(Ordering::Relaxed) {
+            self.cached_to.store(cache_ahead(self.env_ptr(), used), Ordering::Relaxed);
+        }
+    }
+
     fn sync_env(&self) -> Result<()> {
         // SAFETY: the env is open.
         check("mdb_env_sync", unsafe {
@@ -403,7 +415,7 @@ pub fn open(dir: &Path, opts: &OpenOptions) -> Result<()> {
     } else {
         opts.initial_map_bytes
     };
-    let (env, write_map, reserved) = open_env(&dir, map_bytes, opts.write_map)?;
+    let (env, write_map, reserved, cached_to) = open_env(&dir, map_bytes, opts.write_map)?;
     let mut dead = 0;
     // SAFETY: the env is open. Clears reader slots left by killed processes.
     check("mdb_reader_check", unsafe {
@@ -437,6 +449,7 @@ pub fn open(dir: &Path, opts: &OpenOptions) -> Result<()> {
         syncer,
         write_map,
         reserved: AtomicUsize::new(reserved),
+        cached_to: AtomicUsize::new(cached_to),
     });
     Ok(())
 }
@@ -448,8 +461,19 @@ pub fn open(dir: &Path, opts: &OpenOptions) -> Result<()> {
 /// process, instead of an error for one request. So the whole map is reserved with
 /// fallocate first (here and at every growth, see `reserve`); when the filesystem cannot
 /// (no fallocate support, or no room) the environment is reopened without the writable map.
-/// The environment, whether it has the writable map, and the bytes of the map reserved.
-fn open_env(dir: &Path, map_bytes: usize, write_map: bool) -> Result<(Environment, bool, usize)> {
+/// The environment, whether it has the writable map, the bytes of the map reserved, and
+/// the end of the pages cached ahead of the data (without the writable map, `cache_ahead`).
+fn open_env(dir: &Path, map_bytes: usize, write_map: bool) -> Result<(Environment, bool, usize, usize)> {
+    // mdb_env_open writes a new store's two meta pages in one 8 KiB write, which the kernel
+    // may cache as one folio (see `drop_cached`): opened once more, they are read back as
+    // single pages.
+    if !dir.join("data.mdb").exists() {
+        drop(open_env_once(dir, map_bytes, write_map)?);
+    }
+    open_env_once(dir, map_bytes, write_map)
+}
+
+fn open_env_once(dir: &Path, map_bytes: usize, write_map: bool) -> Result<(Environment, bool, usize, usize)> {
     let open = |flags: EnvironmentFlags| {
         Environment::new()
             .set_flags(flags)
@@ -467,13 +491,14 @@ fn open_env(dir: &Path, map_bytes: usize, write_map: bool) -> Result<(Environmen
         let map_bytes = env_info(env.env()).me_mapsize;
         if reserve(env.env(), map_bytes).is_ok() {
             read_in(env.env())?;
-            return Ok((env, true, map_bytes));
+            return Ok((env, true, map_bytes, 0));
         }
         drop(env);
     }
     let env = open(plain)?;
     read_in(env.env())?;
-    Ok((env, false, 0))
+    let cached_to = cache_ahead(env.env(), used_bytes(env.env()));
+    Ok((env, false, 0, cached_to))
 }
 
 fn env_info(env: *mut ffi::MDB_env) -> ffi::MDB_envinfo {
@@ -505,7 +530,13 @@ fn used_bytes(env: *mut ffi::MDB_env) -> usize {
 /// that opening a large store is not a fault and a read per 4 KiB. Pages another process
 /// has mapped stay as they are. Advice only: where the kernel declines, the store works as
 /// before.
+///
+/// When another process has the environment open, its pages are cached as it arranged and
+/// the reset is skipped (dropping them would only make this open read them back).
 fn drop_cached(dir: &Path) -> Result<()> {
+    if open_elsewhere(dir) {
+        return Ok(());
+    }
     let path = dir.join("data.mdb");
     let Ok(file) = fs::File::open(&path) else { return Ok(()) };
     // Dirty pages cannot be dropped: write back what a killed process left first.
@@ -523,6 +554,47 @@ fn drop_cached(dir: &Path) -> Result<()> {
 
 /// What `drop_cached` reads in ahead of mdb_env_open (the meta pages' readahead window).
 const HEAD_BYTES: libc::off_t = 1 << 20;
+
+/// Whether another process has the environment at `dir` open: LMDB holds a shared fcntl
+/// lock on the first byte of lock.mdb for as long as it has an environment open (taken in
+/// mdb_env_open, exclusive while it sets the lock file up). F_GETLK only asks, and never
+/// reports this process's own locks. Nothing of this process has the lock file open here
+/// (closing a descriptor drops every fcntl lock the process holds on the file).
+fn open_elsewhere(dir: &Path) -> bool {
+    let Ok(file) = fs::OpenOptions::new().read(true).write(true).open(dir.join("lock.mdb")) else { return false };
+    // SAFETY: an all-zero flock is a valid value; fcntl only fills it.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    lock.l_start = 0;
+    lock.l_len = 1;
+    // SAFETY: the descriptor is open and `lock` outlives the call.
+    let rc = unsafe { libc::fcntl(std::os::fd::AsRawFd::as_raw_fd(&file), libc::F_GETLK, &mut lock) };
+    rc == 0 && lock.l_type != libc::F_UNLCK as libc::c_short
+}
+
+/// How far ahead of the data single pages are kept cached without the writable map.
+const AHEAD_BYTES: usize = 8 << 20;
+
+/// Without the writable map LMDB writes the pages the data grows into with pwrite, in runs
+/// of consecutive new pages, and the kernel caches such a write in large folios (see
+/// `drop_cached`). So the pages just past the data are cached ahead of time as single
+/// pages: their disk blocks are allocated (fallocate, which extends the file) and read in
+/// with POSIX_FADV_WILLNEED (zeros, nothing read from disk). Returns the end of that
+/// region. Advice only: where the filesystem declines (no fallocate, disk full), nothing is
+/// cached ahead and the writes work as before.
+fn cache_ahead(env: *mut ffi::MDB_env, used: usize) -> usize {
+    if let Ok(fd) = data_fd(env) {
+        let (from, len) = (used as libc::off_t, AHEAD_BYTES as libc::off_t);
+        // SAFETY: fd is the env's open data file.
+        unsafe {
+            if libc::fallocate(fd, 0, from, len) == 0 {
+                libc::posix_fadvise(fd, from, len, libc::POSIX_FADV_WILLNEED);
+            }
+        }
+    }
+    used + AHEAD_BYTES
+}
 
 /// Reads the pages in use into the page cache in bulk (see `drop_cached`).
 fn read_in(env: *mut ffi::MDB_env) -> Result<()> {
@@ -1111,6 +1183,7 @@ fn begin_active(batch: bool) -> Result<usize> {
             reserve(env, map_bytes)?;
             store.reserved.store(map_bytes, Ordering::Relaxed);
         }
+        store.keep_ahead();
         let mut txn = ptr::null_mut();
         // SAFETY: env is open and the read guard moves into ACTIVE with the txn.
         let rc = unsafe { ffi::mdb_txn_begin(env, ptr::null_mut(), 0, &mut txn) };
@@ -1360,7 +1433,7 @@ pub(crate) mod tests {
             let opts = OpenOptions {
                 sync_interval_ms: 0,
                 initial_map_bytes,
-                write_map: true,
+                write_map: false,
             };
             open(&self.dir, &opts).unwrap();
         }

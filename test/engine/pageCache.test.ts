@@ -83,4 +83,20 @@ describe('the page cache of the data file', () => {
     expect(mapped).toBeGreaterThan(100);
     expect(large).toBe(0);
   });
+
+  it.skipIf(!canReadPageFlags())('holds single pages where the data grew through pwrite (no writable map)', () => {
+    dir = mkdtempSync(join(tmpdir(), 'keyward-page-cache-'));
+    // The default commit path: LMDB writes the pages the data grows into with pwrite, in runs
+    // of new pages, which the kernel would cache in large folios; the store keeps the pages
+    // past the data cached as single pages ahead of time. Then every record of the counter
+    // log is read through the map, so that its pages are mapped and can be checked.
+    const out = inChild(dir, false, `
+      for (let c = 0; c < 100; c++) native.transaction(() => { for (let i = 0; i < 200; i++) native.creditsSet('key_' + (c * 200 + i), 1000, -1, 0, ${T0}); });
+      if (native.range('counter_log', Buffer.alloc(0), null, 100000).length !== 40000) throw new Error('not every record was read');
+      ${COUNT_LARGE}
+    `);
+    const { mapped, large } = JSON.parse(out) as { mapped: number; large: number };
+    expect(mapped).toBeGreaterThan(100);
+    expect(large).toBe(0);
+  });
 });
