@@ -21,8 +21,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 /** BENCH_ONLY=<text>: run only the scenarios whose name contains it (for profiling one). */
 const ONLY = process.env.BENCH_ONLY;
 const SYNC_INTERVAL_MS = 100;
-/** BENCH_WRITE_MAP=off: commits through pwrite instead of the writable map (the server's KEYWARD_WRITE_MAP). */
-const WRITE_MAP = process.env.BENCH_WRITE_MAP !== 'off';
+/** BENCH_WRITE_MAP=on: commits through the writable map instead of pwrite (the server's KEYWARD_WRITE_MAP). */
+const WRITE_MAP = process.env.BENCH_WRITE_MAP === 'on';
 
 /** Every BATCH calls share one commit, as the server commits the hot calls of one event-loop turn. */
 const grouped = (call: (i: number) => void): Runner => batched(BATCH, call);
@@ -56,7 +56,7 @@ const plain = seedKeys(api.id, KEYS, {});
 const ns = ensureNamespace(ws.id, 'bench', Date.now());
 
 const keys = KEYS.toLocaleString('en-US');
-process.stdout.write(`native engine, one thread, ${SECONDS} s per scenario; store as the server opens it (background fsync every ${SYNC_INTERVAL_MS} ms${WRITE_MAP ? '' : '; writable map off'})\n`);
+process.stdout.write(`native engine, one thread, ${SECONDS} s per scenario; store as the server opens it (background fsync every ${SYNC_INTERVAL_MS} ms${WRITE_MAP ? '; writable map on' : ''})\n`);
 process.stdout.write('| scenario | calls/s | µs/call |\n|---|---|---|\n');
 const verify = (pick: (i: number) => string) => (i: number) => {
   const out = engine.verifyKey(ws.id, '*', pick(i), -1, null, '', Date.now());

@@ -115,10 +115,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     vaultKey,
     logLevel: oneOf(env, 'KEYWARD_LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     initialMapBytes: int(env, 'KEYWARD_MAP_BYTES', DEFAULT_MAP_BYTES, 64 * 1024, 2 ** 46),
-    // The writable map is faster when commits are flushed every KEYWARD_SYNC_INTERVAL_MS, and
-    // about half as fast when every turn's commit is fsynced (disk mode): an fsync then
-    // write-protects each page the turn wrote (README, Durability and storage).
-    writeMap: oneOf(env, 'KEYWARD_WRITE_MAP', ['on', 'off'] as const, durability === 'process' ? 'on' : 'off') === 'on',
+    // Off by default: every flush of the writable map write-protects each page written since
+    // the last one, with a TLB-flush interrupt to the serving core per page, and over HTTP
+    // that cost more than the pwrite it saves, in both modes (README, Durability and storage).
+    writeMap: oneOf(env, 'KEYWARD_WRITE_MAP', ['on', 'off'] as const, 'off') === 'on',
     verifyCacheSlots: int(env, 'KEYWARD_VERIFY_CACHE', 131_072, 0, 16_777_216),
     publicUrl: publicUrl(env, host, port),
   });

@@ -217,7 +217,7 @@ pub fn open(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
         return Err(bad("syncIntervalMs and initialMapBytes must be finite"));
     }
     let write_map = match env.type_of(args[4])? {
-        ValueType::Undefined => true,
+        ValueType::Undefined => false,
         _ => bool_arg(env, args[4], "writeMap")?,
     };
     let opts = OpenOptions {

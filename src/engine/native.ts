@@ -34,7 +34,7 @@ export interface StoreStats {
 }
 
 export interface NativeModule {
-  /** writeMap (default true): see KEYWARD_WRITE_MAP; falls back to off where the disk space cannot be reserved. */
+  /** writeMap (default false): see KEYWARD_WRITE_MAP; falls back to off where the disk space cannot be reserved. */
   open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number, writeMap?: boolean): void;
   close(): void;
   /** Ends the process at once with `code`, skipping Node's teardown (see src/main.ts stop). */

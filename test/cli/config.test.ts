@@ -6,8 +6,9 @@ import { boundPublicUrl, ConfigError, loadConfig } from '../../src/config.js';
 describe('loadConfig', () => {
   it('defaults', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, durability: 'process', syncIntervalMs: 100, threads: 1, writeMap: true, verifyCacheSlots: 131_072 });
+    expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, durability: 'process', syncIntervalMs: 100, threads: 1, writeMap: false, verifyCacheSlots: 131_072 });
     expect(loadConfig({ KEYWARD_DURABILITY: 'disk' }).writeMap).toBe(false);
+    expect(loadConfig({ KEYWARD_WRITE_MAP: 'on' }).writeMap).toBe(true);
   });
 
   it('KEYWARD_VERIFY_CACHE: 0 turns the cache off, up to 16777216 slots', () => {

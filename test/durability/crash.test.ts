@@ -11,8 +11,8 @@ afterAll(stopAll);
 const INITIAL = 100_000;
 const LOOPS = 32;
 
-async function setUp(): Promise<{ server: Server; keyId: string; key: string }> {
-  const server = await startServer();
+async function setUp(env: Record<string, string> = {}): Promise<{ server: Server; keyId: string; key: string }> {
+  const server = await startServer({ env });
   const apiId = await createApi(server);
   const { key, keyId } = expectOk(await call(server, 'keys.createKey', { apiId, credits: { remaining: INITIAL } })) as { key: string; keyId: string };
   return { server, keyId, key };
@@ -32,13 +32,17 @@ async function crashRound(server: Server, key: string, ledger: Ledger, minAcks: 
 }
 
 describe('kill -9 under load (durability=process)', () => {
-  it('loses no acknowledged credit spend, over 5 crashes on one data dir', async () => {
-    let { server, keyId, key } = await setUp();
+  // Both commit paths: pwrite (the default) and the writable map (KEYWARD_WRITE_MAP=on).
+  it.each([
+    { path: 'pwrite', rounds: 5, env: {} as Record<string, string> },
+    { path: 'writable map', rounds: 2, env: { KEYWARD_WRITE_MAP: 'on' } as Record<string, string> },
+  ])('loses no acknowledged credit spend, over $rounds crashes on one data dir ($path)', async ({ rounds, env }) => {
+    let { server, keyId, key } = await setUp(env);
     const ledger: Ledger = { initial: INITIAL, acknowledged: 0, inflight: 0 };
     const report: string[] = [];
-    for (let round = 0; round < 5; round++) {
+    for (let round = 0; round < rounds; round++) {
       await crashRound(server, key, ledger, 300 + round * 97);
-      server = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey });
+      server = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env });
       const balance = await balanceOf(server, keyId);
       report.push(`round ${round}: balance ${balance}, acknowledged ${ledger.acknowledged}, inflight ${ledger.inflight}`);
       expect(ledgerViolations(ledger, balance), report.join('\n')).toEqual([]);
