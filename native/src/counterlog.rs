@@ -40,6 +40,7 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::hash;
+use crate::slots::Slots;
 use crate::store::{self, StoreError, Table, View};
 use crate::window::{Window, RECORD_BYTES};
 
@@ -68,23 +69,22 @@ type Value = [u8; RECORD_BYTES];
 const LOG: Table = Table::COUNTER_LOG;
 const VISITS_PER_APPEND: usize = 3;
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Entry {
     seq: u64,
     value: Value,
 }
 
 /// Names are SHA-256 digests after the tag: eight of their bytes are a hash already. The
-/// maps hash a name by its last eight bytes; the shard is chosen by another byte (`shard_of`).
+/// tables hash a name by its last eight bytes (slots.rs, and `TakeU64` for a transaction's
+/// changes); the shard is chosen by another byte (`shard_of`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct Digest(Key);
 
-/// The shard of a name: its first digest byte. Not one of the hashed bytes: a hash table
-/// (hashbrown) keeps the top 7 bits of each hash as the tag it compares first, so a shard
-/// byte among the top ones would give every name of a shard the same tag and make each
-/// lookup compare whole names slot by slot.
-fn shard_of(key: &Digest) -> usize {
-    usize::from(key.0[1])
+/// The shard of a name: its first digest byte, not one of the hashed bytes (a shard byte
+/// among those would leave a shard's names a fraction of its slots to hash to).
+fn shard_of(key: &Key) -> usize {
+    usize::from(key[1])
 }
 
 impl Hash for Digest {
@@ -114,45 +114,47 @@ impl Hasher for TakeU64 {
 
 type Map<V> = HashMap<Digest, V, BuildHasherDefault<TakeU64>>;
 
-/// The live counters, in `SHARDS` maps by a byte of the name (`shard_of`): a map doubles
-/// (and moves every entry) when it fills, which for one map of a million counters stalled
-/// the serving thread for a quarter of a second; a shard moves a 256th of that.
-struct Live(Vec<Map<Entry>>);
+/// The live counters, in `SHARDS` tables (slots.rs) by a byte of the name (`shard_of`): a
+/// table doubles (and moves every entry) when it fills, which for one table of a million
+/// counters stalled the serving thread for a quarter of a second; a shard moves a 256th of
+/// that.
+struct Live(Vec<Slots<Entry>>);
 
 const SHARDS: usize = 256;
 
 impl Live {
-    fn shard(&self, key: &Digest) -> Option<&Map<Entry>> {
-        self.0.get(shard_of(key))
-    }
-
-    fn shard_mut(&mut self, key: &Digest) -> &mut Map<Entry> {
+    fn shard_mut(&mut self, key: &Key) -> &mut Slots<Entry> {
         if self.0.is_empty() {
-            self.0 = (0..SHARDS).map(|_| Map::default()).collect();
+            self.0 = (0..SHARDS).map(|_| Slots::default()).collect();
         }
         &mut self.0[shard_of(key)]
     }
 
     fn get(&self, key: &Key) -> Option<&Entry> {
-        let key = Digest(*key);
-        self.shard(&key).and_then(|m| m.get(&key))
+        self.0.get(shard_of(key)).and_then(|t| t.get(key))
     }
 
-    fn insert(&mut self, key: Digest, entry: Entry) {
-        self.shard_mut(&key).insert(key, entry);
-    }
-
-    /// Keeps `entry` unless the counter has a newer one.
-    fn insert_newer(&mut self, key: Digest, entry: Entry) {
-        let current = self.shard_mut(&key).entry(key).or_insert(entry);
-        if current.seq <= entry.seq {
-            *current = entry;
+    /// Starts reading where `get(key)` will look (slots.rs).
+    fn prefetch(&self, key: &Key) {
+        if let Some(t) = self.0.get(shard_of(key)) {
+            t.prefetch(key);
         }
     }
 
-    fn remove(&mut self, key: &Digest) {
-        if let Some(m) = self.0.get_mut(shard_of(key)) {
-            m.remove(key);
+    fn insert(&mut self, key: &Key, entry: Entry) {
+        self.shard_mut(key).insert(*key, entry);
+    }
+
+    /// Keeps `entry` unless the counter has a newer one.
+    fn insert_newer(&mut self, key: &Key, entry: Entry) {
+        if self.get(key).is_none_or(|current| current.seq <= entry.seq) {
+            self.insert(key, entry);
+        }
+    }
+
+    fn remove(&mut self, key: &Key) {
+        if let Some(t) = self.0.get_mut(shard_of(key)) {
+            t.remove(key);
         }
     }
 }
@@ -221,7 +223,7 @@ impl Index {
         let live = &mut self.live;
         v.range(LOG, &start, None, usize::MAX, |k, record| {
             let (key, value) = split(record)?;
-            live.insert_newer(Digest(key), Entry { seq: seq_of(k), value });
+            live.insert_newer(&key, Entry { seq: seq_of(k), value });
             Ok::<_, StoreError>(())
         })?;
         self.high = self.high.max(last);
@@ -322,6 +324,10 @@ fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
     })?;
     let mut deleted = 0;
     let index = lock();
+    // The index lines of all of them are read at once rather than one miss after another.
+    for (_, key, _) in &visited {
+        index.live.prefetch(key);
+    }
     for (seq, key, value) in &visited {
         let live = current(&index, key).is_some_and(|e| e.seq == *seq);
         let window = key[0] != CREDITS;
@@ -363,10 +369,10 @@ pub fn commit(log: TxnLog, commit: impl FnOnce() -> libc::c_int) -> libc::c_int 
         for (key, change) in log.changes {
             match change {
                 Some(entry) => {
-                    index.live.insert(key, entry);
+                    index.live.insert(&key.0, entry);
                 }
                 None => {
-                    index.live.remove(&key);
+                    index.live.remove(&key.0);
                 }
             }
         }

@@ -17,6 +17,7 @@ mod msgpack;
 mod napi;
 mod permissions;
 mod records;
+mod slots;
 mod store;
 mod verified;
 mod verify;
