@@ -371,10 +371,9 @@ impl Store {
         used_bytes(self.env_ptr())
     }
 
-    /// Without the writable map: keeps single pages cached ahead of the data
+    /// Without the writable map: keeps single pages cached ahead of the data, `used` bytes
     /// (`cache_ahead`), renewed once the data has grown through half of them.
-    fn keep_ahead(&self) {
-        let used = self.used_bytes();
+    fn keep_ahead(&self, used: usize) {
         if !self.write_map && used + AHEAD_BYTES / 2 > self.cached_to.load(Ordering::Relaxed) {
             self.cached_to.store(cache_ahead(self.env_ptr(), used), Ordering::Relaxed);
         }
@@ -1172,18 +1171,24 @@ pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E
     }
 }
 
-/// Begins this thread's write transaction (adopting a map grown by another process) and
-/// keeps it in ACTIVE with the store's read guard. Returns the map size it began with.
+/// Begins this thread's write transaction (adopting a map grown by another process; for a
+/// batch, growing the map ahead once it is past ¾ full, see `batch_begin`) and keeps it in
+/// ACTIVE with the store's read guard. Returns the map size it began with.
 fn begin_active(batch: bool) -> Result<usize> {
     loop {
         let guard = read_guard();
         let store = guard.as_ref().ok_or(StoreError::Closed)?;
-        let (env, map_bytes) = (store.env_ptr(), store.map_bytes());
+        let (env, map_bytes, used) = (store.env_ptr(), store.map_bytes(), store.used_bytes());
+        if batch && used.saturating_mul(4) > map_bytes.saturating_mul(3) {
+            drop(guard);
+            grow_map(map_bytes)?;
+            continue;
+        }
         if store.write_map && store.reserved.load(Ordering::Relaxed) < map_bytes {
             reserve(env, map_bytes)?;
             store.reserved.store(map_bytes, Ordering::Relaxed);
         }
-        store.keep_ahead();
+        store.keep_ahead(used);
         let mut txn = ptr::null_mut();
         // SAFETY: env is open and the read guard moves into ACTIVE with the txn.
         let rc = unsafe { ffi::mdb_txn_begin(env, ptr::null_mut(), 0, &mut txn) };
@@ -1217,14 +1222,6 @@ fn begin_active(batch: bool) -> Result<usize> {
 pub fn batch_begin() -> Result<()> {
     if in_transaction() {
         return Err(StoreError::NestedTxn("batch"));
-    }
-    let (used, map_bytes) = {
-        let guard = read_guard();
-        let store = guard.as_ref().ok_or(StoreError::Closed)?;
-        (store.used_bytes(), store.map_bytes())
-    };
-    if used.saturating_mul(4) > map_bytes.saturating_mul(3) {
-        grow_map(map_bytes)?;
     }
     begin_active(true).map(|_| ())
 }
