@@ -372,10 +372,13 @@ impl Store {
     }
 
     /// Without the writable map: keeps single pages cached ahead of the data, `used` bytes
-    /// (`cache_ahead`), renewed once the data has grown through half of them.
-    fn keep_ahead(&self, used: usize) {
-        if !self.write_map && used + AHEAD_BYTES / 2 > self.cached_to.load(Ordering::Relaxed) {
-            self.cached_to.store(cache_ahead(self.env_ptr(), used), Ordering::Relaxed);
+    /// (`cache_ahead`), renewed once fewer than `margin` of them are left. The syncer renews
+    /// them at half (`AHEAD_BYTES / 2`), off the serving thread (it costs about 1 ms); a write
+    /// transaction does only when they are nearly used up (`WRITER_AHEAD_MARGIN`), as it
+    /// must when there is no syncer or it fell behind.
+    fn keep_ahead(&self, used: usize, margin: usize) {
+        if !self.write_map && used + margin > self.cached_to.load(Ordering::Relaxed) {
+            self.cached_to.fetch_max(cache_ahead(self.env_ptr(), used), Ordering::Relaxed);
         }
     }
 
@@ -574,6 +577,8 @@ fn open_elsewhere(dir: &Path) -> bool {
 
 /// How far ahead of the data single pages are kept cached without the writable map.
 const AHEAD_BYTES: usize = 8 << 20;
+/// See `keep_ahead`.
+const WRITER_AHEAD_MARGIN: usize = AHEAD_BYTES / 8;
 
 /// Without the writable map LMDB writes the pages the data grows into with pwrite, in runs
 /// of consecutive new pages, and the kernel caches such a write in large folios (see
@@ -1188,7 +1193,7 @@ fn begin_active(batch: bool) -> Result<usize> {
             reserve(env, map_bytes)?;
             store.reserved.store(map_bytes, Ordering::Relaxed);
         }
-        store.keep_ahead(used);
+        store.keep_ahead(used, WRITER_AHEAD_MARGIN);
         let mut txn = ptr::null_mut();
         // SAFETY: env is open and the read guard moves into ACTIVE with the txn.
         let rc = unsafe { ffi::mdb_txn_begin(env, ptr::null_mut(), 0, &mut txn) };
@@ -1345,8 +1350,9 @@ fn adopt_map_size() -> Result<()> {
     Ok(())
 }
 
-/// Background thread calling mdb_env_sync(force) every interval until stopped or until the
-/// store it was started for is closed. Sync failures are retried on the next tick.
+/// Background thread that, every interval until stopped or until the store it was started
+/// for is closed, renews the pages cached ahead (`keep_ahead`) and calls
+/// mdb_env_sync(force). Sync failures are retried on the next tick.
 struct Syncer {
     stop: Arc<(Mutex<bool>, Condvar)>,
     handle: JoinHandle<()>,
@@ -1379,6 +1385,7 @@ impl Syncer {
                 let slot = read_guard();
                 match slot.as_ref() {
                     Some(store) if store.generation == generation => {
+                        store.keep_ahead(store.used_bytes(), AHEAD_BYTES / 2);
                         let _ = store.sync_env();
                     }
                     _ => return,
