@@ -18,6 +18,14 @@ import * as hdr from 'hdr-histogram-js';
 import { benchTempDir } from './procs.js';
 
 export const GENERATOR = join(dirname(dirname(fileURLToPath(import.meta.url))), 'openloop');
+/**
+ * From this rate on the generator runs ticked (openloop.c): it wakes every TICK_US, reads
+ * what arrived and sends what is due, instead of waking for every request and every answer.
+ * Below it a tick would often find nothing to do, and waking per request costs little.
+ */
+export const TICK_US = 50;
+export const TICKED_FROM_RPS = 1_000_000 / TICK_US;
+
 /** At most this many requests are drawn per run; a longer run sends them again in order. */
 export const REQUESTS_DRAWN = 300_000;
 
@@ -33,6 +41,8 @@ export interface OpenLoopRun {
   onTick?: (completed: number, elapsedS: number) => void;
   /** The generator binary; GENERATOR (built by `scripts/setup.mjs --bench`) by default. */
   generator?: string;
+  /** Tick in µs (0: event-driven); TICK_US from TICKED_FROM_RPS on, 0 below, by default. */
+  tickUs?: number;
 }
 
 export interface LatencySummary {
@@ -58,6 +68,8 @@ export interface LatencySummary {
   sendLagP99Ms: number;
   /** CPU the generator itself used, in cores (CPU seconds per second of the run). */
   generatorCores: number;
+  /** The generator's tick in µs (0: event-driven): up to a tick of each latency is the generator's. */
+  tickUs: number;
   /** HdrHistogram (µs, from the scheduled time), compressed base64. */
   histogram: string;
 }
@@ -92,11 +104,16 @@ interface GeneratorCounts {
   cpuS: number;
 }
 
+function tickOf(run: OpenLoopRun): number {
+  return run.tickUs ?? (run.rate >= TICKED_FROM_RPS ? TICK_US : 0);
+}
+
 function runGenerator(run: OpenLoopRun, requests: string, samples: string): Promise<GeneratorCounts> {
   return new Promise((resolve, reject) => {
     const args = [run.port, run.rate, run.durationS, run.connections].map(String);
+    const tick = String(tickOf(run));
     const generator = run.generator ?? GENERATOR;
-    const child = spawn(generator, [...args, requests, samples], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(generator, [...args, requests, samples, tick], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -156,6 +173,7 @@ export async function runOpenLoop(run: OpenLoopRun): Promise<LatencySummary> {
       serviceP99Ms: ms(service, 99),
       sendLagP99Ms: ms(lag, 99),
       generatorCores: counts.cpuS / counts.elapsedS,
+      tickUs: tickOf(run),
       histogram: hdr.encodeIntoCompressedBase64(hist),
     };
     hist.destroy();
