@@ -32,7 +32,8 @@
 //! going on from where the last visit stopped (`gc_after`, back to the start after the end),
 //! and delete the garbage among them. The visits are paid in bulk, once `GC_BATCH` appends
 //! are owed (`gc_debt`): a visit deletes from pages of its own, and done at every commit it
-//! added them to every commit's writes (at moderate load a commit carries one or two calls). The sweeper (`sweep`) visits more and also deletes
+//! added them to every commit's writes (at moderate load a commit carries one or two calls).
+//! The sweeper (`sweep`) visits more and also deletes
 //! windows that are stale (window.rs), taking them out of the index. Both delete in
 //! sequence order, so they too touch few pages. With every counter changing at random, the
 //! log holds about 1 + 1/VISITS_PER_APPEND records per live counter.
