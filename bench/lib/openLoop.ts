@@ -108,12 +108,11 @@ function tickOf(run: OpenLoopRun): number {
   return run.tickUs ?? (run.rate >= TICKED_FROM_RPS ? TICK_US : 0);
 }
 
-function runGenerator(run: OpenLoopRun, requests: string, samples: string): Promise<GeneratorCounts> {
+function runGenerator(run: OpenLoopRun, tickUs: number, requests: string, samples: string): Promise<GeneratorCounts> {
   return new Promise((resolve, reject) => {
     const args = [run.port, run.rate, run.durationS, run.connections].map(String);
-    const tick = String(tickOf(run));
     const generator = run.generator ?? GENERATOR;
-    const child = spawn(generator, [...args, requests, samples, tick], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(generator, [...args, requests, samples, String(tickUs)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -137,12 +136,13 @@ function runGenerator(run: OpenLoopRun, requests: string, samples: string): Prom
 
 export async function runOpenLoop(run: OpenLoopRun): Promise<LatencySummary> {
   const total = Math.max(1, Math.round(run.rate * run.durationS));
+  const tickUs = tickOf(run);
   const dir = benchTempDir('openloop-');
   const requests = join(dir, 'requests');
   const samples = join(dir, 'samples');
   try {
     writeFileSync(requests, requestsFile(run, total));
-    const counts = await runGenerator(run, requests, samples);
+    const counts = await runGenerator(run, tickUs, requests, samples);
     const raw = readFileSync(samples);
     const [nLat, nSvc, nLag] = [0, 1, 2].map((i) => raw.readUInt32LE(i * 4)) as [number, number, number];
     const values = new Uint32Array(raw.buffer, raw.byteOffset + 12, nLat + nSvc + nLag);
@@ -173,7 +173,7 @@ export async function runOpenLoop(run: OpenLoopRun): Promise<LatencySummary> {
       serviceP99Ms: ms(service, 99),
       sendLagP99Ms: ms(lag, 99),
       generatorCores: counts.cpuS / counts.elapsedS,
-      tickUs: tickOf(run),
+      tickUs,
       histogram: hdr.encodeIntoCompressedBase64(hist),
     };
     hist.destroy();

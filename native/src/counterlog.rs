@@ -364,10 +364,11 @@ pub fn before_commit() -> Result<()> {
     if owed == 0 {
         return Ok(());
     }
-    if owed >= GC_BATCH {
+    let pay = owed >= GC_BATCH;
+    if pay {
         collect(owed * VISITS_PER_APPEND, None)?;
     }
-    store::with_txn_log(|l| l.gc_debt = if owed >= GC_BATCH { 0 } else { owed });
+    store::with_txn_log(|l| l.gc_debt = if pay { 0 } else { owed });
     Ok(())
 }
 
