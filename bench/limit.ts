@@ -48,8 +48,8 @@ try {
   const echoUrl = `http://127.0.0.1:${echo.port}/v2/ratelimits.limit`;
   const echoName = `bare uWS echo (${Buffer.byteLength(sample)}-byte reply)`;
   report = alternate(rounds, durationS, [
-    { measured: { name: `keyward, identifiers from ${identifiers.toLocaleString('en-US')}`, run: many(`${base}/v2/ratelimits.limit`) }, ceiling: { name: `${echoName}, the same requests`, run: many(echoUrl) } },
-    { measured: { name: 'keyward, one hot identifier', run: hot(`${base}/v2/ratelimits.limit`) }, ceiling: { name: `${echoName}, the hot request`, run: hot(echoUrl) } },
+    { measured: { name: `keyward, identifiers from ${identifiers.toLocaleString('en-US')}`, run: many(`${base}/v2/ratelimits.limit`), pid: keyward.child.pid }, ceiling: { name: `${echoName}, the same requests`, run: many(echoUrl) } },
+    { measured: { name: 'keyward, one hot identifier', run: hot(`${base}/v2/ratelimits.limit`), pid: keyward.child.pid }, ceiling: { name: `${echoName}, the hot request`, run: hot(echoUrl) } },
   ]);
 } finally {
   await keyward.stop();

@@ -37,7 +37,7 @@ const run = (url: string) => (seconds: number) => runWrk({ url, body: '', initLu
 const echo = await startEcho(Buffer.byteLength(sample));
 let report;
 try {
-  report = alternate(rounds, durationS, [{ measured: { name: 'keyward keys.verifyKey', run: run(`${base}/v2/keys.verifyKey`) }, ceiling: { name: `bare uWS echo (${Buffer.byteLength(sample)}-byte reply)`, run: run(`http://127.0.0.1:${echo.port}/v2/keys.verifyKey`) } }]);
+  report = alternate(rounds, durationS, [{ measured: { name: 'keyward keys.verifyKey', run: run(`${base}/v2/keys.verifyKey`), pid: keyward.child.pid }, ceiling: { name: `bare uWS echo (${Buffer.byteLength(sample)}-byte reply)`, run: run(`http://127.0.0.1:${echo.port}/v2/keys.verifyKey`) } }]);
 } finally {
   await keyward.stop();
   await echo.stop();

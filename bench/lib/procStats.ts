@@ -46,6 +46,21 @@ function statusKiB(pid: number, field: string): number {
   }
 }
 
+/**
+ * Bytes process `pid` has caused to be sent to the block layer (`write_bytes` of
+ * /proc/<pid>/io): its own writes and fsyncs, the background syncer thread's included; page
+ * cache writes that nobody forced out yet are not counted. undefined where it cannot be read.
+ */
+export function diskWriteBytes(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const m = /^write_bytes:\s+(\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
+    return m === null ? undefined : Number(m[1]);
+  } catch {
+    return undefined;
+  }
+}
+
 export function rssKiB(pid: number): number {
   return statusKiB(pid, 'VmRSS');
 }

@@ -1,3 +1,4 @@
+import { diskWriteBytes } from './procStats.js';
 import type { WrkResult } from './wrk.js';
 
 export function row(name: string, r: WrkResult): string {
@@ -25,6 +26,8 @@ export interface Measured {
   name: string;
   /** One wrk run of `durationS` seconds. */
   run: (durationS: number) => WrkResult;
+  /** The server's process: its disk writes over the measured rounds are reported. */
+  pid?: number;
 }
 
 /** A measurement and the ceiling it is compared with (the same requests, the same generator). */
@@ -52,10 +55,15 @@ export function alternate(rounds: number, durationS: number, pairs: Pair[]): { l
     const res = m.run(WARMUP_S);
     bad += res.non2xx + res.errors;
   }
+  // Disk writes per measurement with a pid, over its measured rounds (NaN: not readable).
+  const written = new Map<Measured, number>();
   for (let r = 0; r < rounds; r++) {
     for (const m of all) {
       process.stderr.write(`round ${r + 1}/${rounds}: ${m.name}…\n`);
+      const before = diskWriteBytes(m.pid);
       const res = m.run(durationS);
+      const after = diskWriteBytes(m.pid);
+      if (m.pid !== undefined) written.set(m, (written.get(m) ?? 0) + (before === undefined || after === undefined ? Number.NaN : after - before));
       bad += res.non2xx + res.errors;
       results.get(m)?.push(res);
     }
@@ -71,5 +79,17 @@ export function alternate(rounds: number, durationS: number, pairs: Pair[]): { l
     const ratios = of(measured).map((x, i) => x.requestsPerSec / (of(ceiling)[i] as WrkResult).requestsPerSec);
     lines.push(`ratio ${measured.name} / ${ceiling.name} per round: ${ratios.map((x) => x.toFixed(3)).join(', ')} → median ${median(ratios).toFixed(3)}`);
   }
+  for (const [m, bytes] of written) lines.push(diskWriteLine(m.name, bytes, of(m), durationS));
   return { lines, bad };
+}
+
+/**
+ * What a server wrote to disk over its measured rounds: MB/s and bytes per request
+ * (requests = req/s × duration summed over the rounds), from /proc/<pid>/io write_bytes.
+ */
+export function diskWriteLine(name: string, bytes: number, runs: WrkResult[], durationS: number): string {
+  if (Number.isNaN(bytes)) return `disk writes of ${name}: not measured (/proc/<pid>/io cannot be read)`;
+  const requests = runs.reduce((a, x) => a + x.requestsPerSec * durationS, 0);
+  const seconds = runs.length * durationS;
+  return `disk writes of ${name} over its ${runs.length} rounds (/proc/<pid>/io write_bytes, the background fsyncs included): ${(bytes / seconds / 1e6).toFixed(1)} MB/s, ${Math.round(bytes / requests).toLocaleString('en-US')} bytes per request`;
 }
