@@ -11,7 +11,11 @@
 //! `n/<namespaceId>/<durationMs>/<sid>` in ratelimit_windows (migrate.rs moves them, which
 //! is why the digest is over `sid`, not the identifier). Overrides are in records.rs.
 //! `sid` = the identifier, or `#` + base64(SHA-256(identifier)) when it is longer than 440
-//! bytes (LMDB keys are at most 511 bytes); src/store/ratelimits.ts derives it the same way.
+//! bytes (LMDB keys are at most 511 bytes) or starts with `#`: a stored `#…` is always a
+//! digest, so no identifier can take the place of another's digest (before, the literal
+//! identifier `#<digest of a long one>` shared that one's window and override). Namespace
+//! names are stored the same way. src/store/ratelimits.ts derives it the same way; stores
+//! written before are re-keyed at open (migrate.rs).
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -60,12 +64,18 @@ pub fn window_key(namespace_id: &[u8], duration_ms: &[u8], sid: &[u8]) -> counte
     counterlog::named(counterlog::LIMITER_WINDOW, &[namespace_id, &[0], duration_ms, &[0], sid])
 }
 
+/// The `sid` of an identifier or namespace name (see the module).
 pub fn storage_id(identifier: &str) -> Cow<'_, str> {
-    if identifier.len() <= MAX_PLAIN_ID_BYTES {
+    if !stored_by_digest(identifier) {
         return Cow::Borrowed(identifier);
     }
     let b64 = hash::sha256_base64(identifier.as_bytes());
     Cow::Owned(format!("#{}", String::from_utf8_lossy(&b64)))
+}
+
+/// Whether `storage_id` stores `identifier` by its digest.
+pub fn stored_by_digest(identifier: &str) -> bool {
+    identifier.len() > MAX_PLAIN_ID_BYTES || identifier.starts_with('#')
 }
 
 /// `*` matches any run of characters (also none); everything else is literal; the whole
@@ -298,8 +308,21 @@ mod tests {
     #[test]
     fn long_identifiers_are_hashed() {
         assert_eq!(storage_id("short"), "short");
-        let long = "x".repeat(500);
+        assert_eq!(storage_id(&"x".repeat(440)), "x".repeat(440));
+        let long = "x".repeat(441);
         let sid = storage_id(&long);
         assert!(sid.starts_with('#') && sid.len() < 50);
+    }
+
+    #[test]
+    fn identifiers_starting_with_a_hash_sign_are_hashed_too() {
+        let long = "y".repeat(500);
+        let digest = storage_id(&long).into_owned();
+        // The literal digest as an identifier no longer lands on the long identifier's sid.
+        let literal = storage_id(&digest);
+        assert_ne!(literal, digest);
+        assert!(literal.starts_with('#') && literal.len() == digest.len());
+        assert_ne!(storage_id("#general"), "#general");
+        assert_eq!(storage_id("a#b"), "a#b");
     }
 }

@@ -11,16 +11,75 @@
 //!   `ratelimit_windows` at `k/<keyId>`; key and identity windows in `ratelimit_windows` at
 //!   `k/<keyId>/<name>` and `i/<identityId>/<name>`; limiter windows in `ratelimit_windows`
 //!   at `n/<namespaceId>/<durationMs>/<sid>`, then under their 16-byte name.
+//! - Sids (limit.rs storage_id): a namespace name or override identifier of at most 440
+//!   bytes that starts with `#` was stored as it is; now by its digest. The records keyed by
+//!   it (ratelimit_namespaces `<workspaceId>/<sid>`, ratelimit_overrides
+//!   `<namespaceId>/<e|w>/<sid>`) move to the new key, with their entries in `indexes`
+//!   (`ns_id/<namespaceId>`, `ns_ovr/<namespaceId>/<overrideId>`, whose values are those
+//!   keys). Done once per store, then marked in `meta` (`SIDS_HASHED`): unlike the others it
+//!   has to read every namespace and override to find its records. Windows are counters named
+//!   by a digest of the sid and cannot be moved: the window of such an identifier starts
+//!   over once.
 
 use crate::credits;
 use crate::limit;
 use crate::counterlog::{self, Key};
+use crate::records;
 use crate::store::{self, StoreError, Table};
 use crate::window::RECORD_BYTES;
 
 /// Runs every upgrade; returns how many records moved.
 pub fn run() -> Result<usize, StoreError> {
-    Ok(key_records_by_hash()? + counters_to_the_log()?)
+    Ok(key_records_by_hash()? + counters_to_the_log()? + hashed_sids()?)
+}
+
+/// The `meta` entry marking a store whose sids are all current (see the module).
+const SIDS_HASHED: &[u8] = b"sids_hashed";
+
+fn hashed_sids() -> Result<usize, StoreError> {
+    if store::get(Table::META, SIDS_HASHED, |v| v.is_some())? {
+        return Ok(0);
+    }
+    let namespaces = all(Table::RATELIMIT_NAMESPACES)?;
+    let overrides = all(Table::RATELIMIT_OVERRIDES)?;
+    let corrupt = |what: &str| StoreError::BadArgument(format!("a stored {what} could not be decoded"));
+    store::transaction(|| {
+        let mut moved = 0;
+        for (key, value) in &namespaces {
+            let (id, name) = records::namespace(value).map_err(|_| corrupt("rate-limit namespace"))?;
+            if let Some(new_key) = current_key(key, name) {
+                move_record(Table::RATELIMIT_NAMESPACES, key, &new_key, value, &[b"ns_id/", id])?;
+                moved += 1;
+            }
+        }
+        for (key, value) in &overrides {
+            let o = records::override_record(value).map_err(|_| corrupt("rate-limit override"))?;
+            // The key starts with the namespace id, which has no '/'.
+            let namespace_id = key.split(|&b| b == b'/').next().unwrap_or_default();
+            if let Some(new_key) = current_key(key, o.identifier) {
+                move_record(Table::RATELIMIT_OVERRIDES, key, &new_key, value, &[b"ns_ovr/", namespace_id, b"/", o.id])?;
+                moved += 1;
+            }
+        }
+        store::put(Table::META, SIDS_HASHED, b"1")?;
+        Ok(moved)
+    })
+}
+
+/// The key a record stored at `key` (`<prefix><sid>`) under `name` has now, when that differs:
+/// a plain sid of a name that is now stored by its digest.
+fn current_key(key: &[u8], name: &[u8]) -> Option<Vec<u8>> {
+    let name = std::str::from_utf8(name).ok()?;
+    let prefix = key.strip_suffix(name.as_bytes())?;
+    limit::stored_by_digest(name).then(|| [prefix, limit::storage_id(name).as_bytes()].concat())
+}
+
+/// Moves a record to `new_key` and points its `indexes` entry (key: the concatenation of
+/// `index`) there.
+fn move_record(table: Table, key: &[u8], new_key: &[u8], value: &[u8], index: &[&[u8]]) -> Result<(), StoreError> {
+    store::put(table, new_key, value)?;
+    store::del(table, key)?;
+    store::put(Table::INDEXES, &index.concat(), new_key)
 }
 
 /// The counter name of a record of `ratelimit_windows` in an older layout (see the module).

@@ -156,15 +156,21 @@ pub fn identity(bytes: &[u8]) -> Result<IdentityRecord<'_>> {
 
 /// The id of a ratelimit_namespaces value (key `<workspaceId>/<storage_id(name)>`).
 pub fn namespace_id(bytes: &[u8]) -> Result<&[u8]> {
-    let mut id: &[u8] = b"";
+    Ok(namespace(bytes)?.0)
+}
+
+/// The id and the name of a ratelimit_namespaces value.
+pub fn namespace(bytes: &[u8]) -> Result<(&[u8], &[u8])> {
+    let (mut id, mut ns_name): (&[u8], &[u8]) = (b"", b"");
     fields(bytes, |name, r| {
         match name {
             b"id" => id = r.str()?,
+            b"name" => ns_name = r.str()?,
             _ => r.skip()?,
         }
         Ok(())
     })?;
-    Ok(id)
+    Ok((id, ns_name))
 }
 
 /// ratelimit_overrides value. Keys: `<namespaceId>/e/<sid>` (exact identifiers) and

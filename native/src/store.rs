@@ -80,6 +80,7 @@ impl Table {
     pub const RATELIMIT_OVERRIDES: Table = Table(12);
     pub const RATELIMIT_NAMESPACES: Table = Table(11);
     pub const META: Table = Table(0);
+    pub const INDEXES: Table = Table(15);
     /// Credits and rate-limit windows, an append-only log (counterlog.rs); written only
     /// through it.
     pub const COUNTER_LOG: Table = Table(17);

@@ -6,9 +6,13 @@ import { idxDel, idxGet, idxPut } from './indexes.js';
 import { native } from '../engine/native.js';
 import { IDX, type NamespaceRecord, type OverrideRecord } from './records.js';
 
-/** Mirrors limit.rs storage_id: identifiers over 440 bytes are stored by their hash. */
+/**
+ * Mirrors limit.rs storage_id: identifiers over 440 bytes, and those starting with '#', are
+ * stored by their hash, so a stored '#…' is always a digest and no identifier can take the
+ * place of another's digest.
+ */
 export function storageId(identifier: string): string {
-  return Buffer.byteLength(identifier, 'utf8') <= 440 ? identifier : `#${native.sha256Base64(identifier)}`;
+  return identifier.startsWith('#') || Buffer.byteLength(identifier, 'utf8') > 440 ? `#${native.sha256Base64(identifier)}` : identifier;
 }
 
 export function overrideKey(namespaceId: string, identifier: string): string {
@@ -18,7 +22,7 @@ export function overrideKey(namespaceId: string, identifier: string): string {
 // Namespaces are never deleted, so each thread may keep what it has looked up.
 const cache = new Map<string, NamespaceRecord>();
 
-/** The namespace table key: names up to 512 characters are hashed past 440 bytes, like identifiers. */
+/** The namespace table key: names are stored like identifiers (storageId). */
 function namespaceKey(workspaceId: string, name: string): string {
   return `${workspaceId}/${storageId(name)}`;
 }

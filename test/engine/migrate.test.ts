@@ -7,13 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Principal } from '../../src/auth/permissions.js';
-import { native } from '../../src/engine/native.js';
+import { native, type LimitNative } from '../../src/engine/native.js';
 import { createApi } from '../../src/procedures/apis/createApi.js';
 import type { Ctx } from '../../src/procedures/context.js';
 import { createKey } from '../../src/procedures/keys/createKey.js';
 import { getKey } from '../../src/procedures/keys/getKey.js';
 import { whoami } from '../../src/procedures/keys/whoami.js';
+import { getRecord, putRecord } from '../../src/store/db.js';
 import { keyHashBytes } from '../../src/store/keys.js';
+import { findNamespace } from '../../src/store/ratelimits.js';
 
 interface Raw {
   limit(namespaceId: string, identifier: string, limit: number, durationMs: number, cost: number, nowMs: number): string;
@@ -21,6 +23,7 @@ interface Raw {
   verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number): string;
 }
 const raw = native as unknown as Raw;
+const limitBody = (native as unknown as LimitNative).limitBody.bind(native);
 
 const WS = 'ws_migrate_test';
 const T0 = Date.UTC(2026, 0, 15, 12);
@@ -143,6 +146,57 @@ describe('opening a store of an older layout', () => {
     reopen();
     expect(native.range('counter_log', '', null, 10)).toHaveLength(4);
     expect(remaining('user_a')).toBe(6);
+  });
+
+  it('re-keys namespaces and overrides whose name or identifier starts with # (now stored by digest), with their index entries, once', () => {
+    dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
+    native.open(dir, false, 0, 0);
+    const digest = (s: string): string => `#${createHash('sha256').update(s).digest('base64')}`;
+    const long = 'q'.repeat(450);
+    const nsRecord = (id: string, name: string) => ({ id, workspaceId: WS, name, createdAtMs: T0 });
+    const ovr = (id: string, namespaceId: string, identifier: string, limit: number) => ({ id, namespaceId, identifier, limit, durationMs: 60_000, createdAtMs: T0 });
+    // The layout before: names and identifiers of at most 440 bytes kept as they are.
+    const legacy: [string, string, unknown, string][] = [
+      ['ratelimit_namespaces', `${WS}/#chan`, nsRecord('rlns_hash', '#chan'), 'ns_id/rlns_hash'],
+      ['ratelimit_namespaces', `${WS}/plain`, nsRecord('rlns_plain', 'plain'), 'ns_id/rlns_plain'],
+      ['ratelimit_namespaces', `${WS}/${digest(long)}`, nsRecord('rlns_long', long), 'ns_id/rlns_long'],
+      ['ratelimit_overrides', 'rlns_hash/e/#vip', ovr('rlor_vip', 'rlns_hash', '#vip', 3), 'ns_ovr/rlns_hash/rlor_vip'],
+      ['ratelimit_overrides', 'rlns_hash/w/#team*', ovr('rlor_team', 'rlns_hash', '#team*', 5), 'ns_ovr/rlns_hash/rlor_team'],
+      ['ratelimit_overrides', 'rlns_hash/e/u1', ovr('rlor_u1', 'rlns_hash', 'u1', 7), 'ns_ovr/rlns_hash/rlor_u1'],
+      ['ratelimit_overrides', `rlns_hash/e/${digest(long)}`, ovr('rlor_long', 'rlns_hash', long, 9), 'ns_ovr/rlns_hash/rlor_long'],
+    ];
+    native.transaction(() => {
+      for (const [table, key, record, index] of legacy) {
+        putRecord(table as 'ratelimit_namespaces', key, record);
+        native.put('indexes', index, Buffer.from(key, 'utf8'));
+      }
+      native.del('meta', 'sids_hashed'); // set when this new store was opened
+    });
+    reopen();
+    const moved: Record<string, string> = {
+      [`${WS}/#chan`]: `${WS}/${digest('#chan')}`,
+      'rlns_hash/e/#vip': `rlns_hash/e/${digest('#vip')}`,
+      'rlns_hash/w/#team*': `rlns_hash/w/${digest('#team*')}`,
+    };
+    for (const [table, key, record, index] of legacy) {
+      const now = moved[key] ?? key;
+      expect(getRecord(table as 'ratelimit_namespaces', now), now).toEqual(record);
+      expect(native.get('indexes', index)?.toString('utf8'), index).toBe(now);
+      if (now !== key) expect(getRecord(table as 'ratelimit_namespaces', key), key).toBeUndefined();
+    }
+    // The engine finds the namespace by its name and the overrides by their identifiers.
+    const limited = (id: string) => JSON.parse(raw.limit('rlns_hash', id, 100, 60_000, 0, T0).slice(1)) as { limit: number; overrideId?: string };
+    expect(limited('#vip')).toMatchObject({ limit: 3, overrideId: 'rlor_vip' });
+    expect(limited('#team-a')).toMatchObject({ limit: 5, overrideId: 'rlor_team' });
+    expect(limited('u1')).toMatchObject({ limit: 7, overrideId: 'rlor_u1' });
+    expect(limited(long)).toMatchObject({ limit: 9, overrideId: 'rlor_long' });
+    expect(findNamespace(WS, '#chan')?.id).toBe('rlns_hash');
+    const body = Buffer.from(JSON.stringify({ namespace: '#chan', identifier: '#vip', limit: 100, duration: 60_000 }));
+    expect(limitBody(WS, body, T0, 'req_migrate')).toContain('"overrideId":"rlor_vip"');
+    // Marked as done: a record written the old way afterwards is left where it is.
+    native.transaction(() => putRecord('ratelimit_overrides', 'rlns_hash/e/#late', ovr('rlor_late', 'rlns_hash', '#late', 1)));
+    reopen();
+    expect(getRecord('ratelimit_overrides', 'rlns_hash/e/#late')).toBeDefined();
   });
 
   it('the counter log is written only through the engine', () => {

@@ -11,6 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
+/** What `meta` holds in every opened store: the mark of current sids (native/src/migrate.rs)
+ * and the records epoch its writing bumped. */
+const META_ENTRIES = 2;
+
 type Key = string | Buffer;
 
 interface NativeStore {
@@ -224,7 +228,7 @@ describe('map growth', () => {
     expect(runs).toBeGreaterThan(1);
     const stats = native.stats();
     expect(stats.mapBytes).toBeGreaterThanOrEqual(4 * 1024 * KIB);
-    expect(stats.entries).toBe(4000 + 1); // + the records epoch (meta)
+    expect(stats.entries).toBe(4000 + META_ENTRIES);
     expect(native.get('ratelimit_windows', 'w-003999')).toEqual(value);
     expect(native.range('ratelimit_windows', '', null, 10_000)).toHaveLength(8000);
   });
@@ -232,7 +236,7 @@ describe('map growth', () => {
   it('grows across many small transactions', () => {
     const value = Buffer.alloc(2 * KIB, 3);
     for (let i = 0; i < 1500; i++) native.transaction(() => native.put('keys', `k${i}`, value));
-    expect(native.stats().entries).toBe(1500 + 1) // + the records epoch (meta);
+    expect(native.stats().entries).toBe(1500 + META_ENTRIES);
     expect(native.stats().mapBytes).toBeGreaterThan(2 * 1024 * KIB);
     expect(native.get('keys', 'k1499')).toEqual(value);
   });
@@ -249,7 +253,7 @@ describe('map growth', () => {
       }
     });
     expect([...codes]).toEqual(['STORE_RETRY_MAP_FULL']);
-    expect(native.stats().entries).toBe(2000 + 1) // + the records epoch (meta);
+    expect(native.stats().entries).toBe(2000 + META_ENTRIES);
   });
 });
 
@@ -270,7 +274,7 @@ describe('lifecycle and durability', () => {
     openStore(64 * KIB);
     expect(native.get('identities', 'id299')).toEqual(Buffer.alloc(600, 299 % 256));
     const after = native.stats();
-    expect(after.entries).toBe(300 + 1) // + the records epoch (meta);
+    expect(after.entries).toBe(300 + META_ENTRIES);
     expect(after.usedBytes).toBe(before.usedBytes);
     expect(after.lastTxnId).toBe(before.lastTxnId);
     expect(after.pageSize).toBeGreaterThan(0);
@@ -392,7 +396,7 @@ describe('concurrency', () => {
     // The child grew the map past ours (1 MB of padding): reads adopt the new size.
     expect(native.get('apis', 'from-child')?.toString()).toBe(`pid ${child.pid}`);
     expect(native.get('meta', 'counter')?.readUInt32LE(0)).toBe(2000);
-    expect(native.stats().entries).toBe(1002 + 1) // + the records epoch (meta);
+    expect(native.stats().entries).toBe(1002 + META_ENTRIES);
     native.transaction(() => native.put('apis', 'after-child', Buffer.from('ok')));
     expect(native.get('apis', 'after-child')?.toString()).toBe('ok');
   });

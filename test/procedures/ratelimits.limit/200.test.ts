@@ -1,6 +1,7 @@
 // ratelimits.limit 200: shape, counting, overrides, both path prefixes, the rlns_ id, restart.
 // Contract: DESIGN.md §2 (Rate-limit algorithm; both ratelimits.* and ratelimit.* served),
 // reference/unkey-v2.md §1.3 ratelimit.limit, §4.
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../../helpers/live.js';
 import { createNamespace, limitOk, MIN, namespaceIdOf, uniq } from '../../helpers/ratelimits.js';
@@ -86,6 +87,39 @@ describe('ratelimits.limit 200', () => {
       expect(await limitOk(srv(), body), identifier.slice(0, 10)).toMatchObject({ success: true, remaining: 0 });
       expect(await limitOk(srv(), body)).toMatchObject({ success: false });
     }
+  });
+});
+
+describe('an identifier that reads like the stored digest of a long one', () => {
+  // A long identifier is stored by '#' + base64(SHA-256(identifier)); the literal identifier
+  // of that form is another identifier, with its own window, override and namespace.
+  const long = 'L'.repeat(500);
+  const digestForm = `#${createHash('sha256').update(long).digest('base64')}`;
+
+  it('has a window of its own', async () => {
+    const ns = uniq();
+    for (const identifier of [long, digestForm, '#general']) {
+      const body = { namespace: ns, identifier, limit: 1, duration: 3_600_000 };
+      expect(await limitOk(srv(), body), identifier.slice(0, 10)).toMatchObject({ success: true, remaining: 0 });
+      expect(await limitOk(srv(), body)).toMatchObject({ success: false });
+    }
+  });
+
+  it('has an override of its own, and a namespace of that name is another namespace', async () => {
+    const ns = await createNamespace(srv());
+    const set = async (identifier: string, limit: number): Promise<string> => expectOk(await call(srv(), 'ratelimits.setOverride', { namespace: ns, identifier, limit, duration: 3_600_000 })).overrideId as string;
+    const [a, b] = [await set(long, 3), await set(digestForm, 7)];
+    expect(a).not.toBe(b);
+    expect(await limitOk(srv(), { namespace: ns, identifier: long, limit: 100, duration: 3_600_000 })).toMatchObject({ limit: 3, overrideId: a });
+    expect(await limitOk(srv(), { namespace: ns, identifier: digestForm, limit: 100, duration: 3_600_000 })).toMatchObject({ limit: 7, overrideId: b });
+    const listed = expectOk(await call(srv(), 'ratelimits.listOverrides', { namespace: ns }));
+    expect((listed as unknown as { identifier: string }[]).map((o) => o.identifier).sort()).toEqual([digestForm, long].sort());
+    const longNs = `${uniq()}${'n'.repeat(460)}`;
+    const digestNs = `#${createHash('sha256').update(longNs).digest('base64')}`;
+    const idOf = async (namespace: string): Promise<string> => namespaceIdOf(srv(), namespace);
+    await limitOk(srv(), { namespace: longNs, identifier: 'x', limit: 1, duration: 3_600_000 });
+    await limitOk(srv(), { namespace: digestNs, identifier: 'x', limit: 1, duration: 3_600_000 });
+    expect(await idOf(longNs)).not.toBe(await idOf(digestNs));
   });
 });
 
