@@ -14,6 +14,8 @@ export interface ProcUsage {
   machineBusyCores: number;
   /** The bench process itself (the Node load generators): CPU seconds per wall second. */
   benchCores: number;
+  /** Bytes per second the processes sent to disk (`diskWriteBytes`); NaN where unreadable. */
+  diskBytesPerS: number;
 }
 
 /** Busy clock ticks of the whole machine (user, nice, system, irq, softirq, steal). */
@@ -77,11 +79,18 @@ export class ProcSampler {
   private readonly startSelf = process.cpuUsage();
   private rssMax = 0;
   private readonly timer: NodeJS.Timeout;
+  private readonly startDisk: number;
 
   constructor(private readonly pids: number[]) {
     this.startTicks = pids.reduce((a, p) => a + cpuTicks(p), 0);
+    this.startDisk = this.diskBytes();
     this.sampleRss();
     this.timer = setInterval(() => this.sampleRss(), 200);
+  }
+
+  /** Disk writes of all the processes so far; NaN when one cannot be read. */
+  private diskBytes(): number {
+    return this.pids.reduce((a, p) => a + (diskWriteBytes(p) ?? Number.NaN), 0);
   }
 
   private sampleRss(): void {
@@ -101,6 +110,7 @@ export class ProcSampler {
       rssMaxMiB: this.rssMax / 1024,
       machineBusyCores: (machineTicks() - this.startMachine) / TICKS_PER_S / wallS,
       benchCores: (self.user + self.system) / 1e6 / wallS,
+      diskBytesPerS: (this.diskBytes() - this.startDisk) / wallS,
     };
   }
 }

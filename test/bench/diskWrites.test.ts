@@ -1,9 +1,9 @@
-// The disk writes bench:verify and bench:limit report for the server (bench/lib/procStats.ts
-// diskWriteBytes, bench/lib/report.ts diskWriteLine).
+// The disk writes the benches report for the server (bench/lib/procStats.ts diskWriteBytes and
+// ProcSampler, bench/lib/report.ts diskWriteLine).
 import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { diskWriteBytes } from '../../bench/lib/procStats.js';
+import { diskWriteBytes, ProcSampler } from '../../bench/lib/procStats.js';
 import { diskWriteLine } from '../../bench/lib/report.js';
 import type { WrkResult } from '../../bench/lib/wrk.js';
 
@@ -16,6 +16,7 @@ describe('disk writes of a process', () => {
     try {
       const before = diskWriteBytes(process.pid);
       if (before === undefined || statfsSync(dir).type === TMPFS_MAGIC) return; // not measurable here
+      const sampler = new ProcSampler([process.pid]);
       const fd = openSync(join(dir, 'f'), 'w');
       const block = Buffer.alloc(1 << 20, 7);
       for (let i = 0; i < 4; i++) writeSync(fd, block);
@@ -23,6 +24,9 @@ describe('disk writes of a process', () => {
       closeSync(fd);
       const after = diskWriteBytes(process.pid) as number;
       expect(after - before).toBeGreaterThanOrEqual(4 << 20);
+      // The suite's sampler reports the same writes per second of its run.
+      const usage = sampler.stop();
+      expect(usage.diskBytesPerS * usage.wallS).toBeGreaterThanOrEqual(4 << 20);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
