@@ -42,18 +42,18 @@ fn hashed_sids() -> Result<usize, StoreError> {
     }
     let namespaces = all(Table::RATELIMIT_NAMESPACES)?;
     let overrides = all(Table::RATELIMIT_OVERRIDES)?;
-    let corrupt = |what: &str| StoreError::BadArgument(format!("a stored {what} could not be decoded"));
+    // A record that cannot be decoded stays where it is (and answers as it did).
     store::transaction(|| {
         let mut moved = 0;
         for (key, value) in &namespaces {
-            let (id, name) = records::namespace(value).map_err(|_| corrupt("rate-limit namespace"))?;
+            let Ok((id, name)) = records::namespace(value) else { continue };
             if let Some(new_key) = current_key(key, name) {
                 move_record(Table::RATELIMIT_NAMESPACES, key, &new_key, value, &[b"ns_id/", id])?;
                 moved += 1;
             }
         }
         for (key, value) in &overrides {
-            let o = records::override_record(value).map_err(|_| corrupt("rate-limit override"))?;
+            let Ok(o) = records::override_record(value) else { continue };
             // The key starts with the namespace id, which has no '/'.
             let namespace_id = key.split(|&b| b == b'/').next().unwrap_or_default();
             if let Some(new_key) = current_key(key, o.identifier) {

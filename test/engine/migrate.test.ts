@@ -170,6 +170,7 @@ describe('opening a store of an older layout', () => {
         putRecord(table as 'ratelimit_namespaces', key, record);
         native.put('indexes', index, Buffer.from(key, 'utf8'));
       }
+      native.put('ratelimit_overrides', 'rlns_hash/e/#junk', Buffer.from([0xc1])); // not msgpack: left as it is
       native.del('meta', 'sids_hashed'); // set when this new store was opened
     });
     reopen();
@@ -184,6 +185,7 @@ describe('opening a store of an older layout', () => {
       expect(native.get('indexes', index)?.toString('utf8'), index).toBe(now);
       if (now !== key) expect(getRecord(table as 'ratelimit_namespaces', key), key).toBeUndefined();
     }
+    expect(native.get('ratelimit_overrides', 'rlns_hash/e/#junk')).toEqual(Buffer.from([0xc1]));
     // The engine finds the namespace by its name and the overrides by their identifiers.
     const limited = (id: string) => JSON.parse(raw.limit('rlns_hash', id, 100, 60_000, 0, T0).slice(1)) as { limit: number; overrideId?: string };
     expect(limited('#vip')).toMatchObject({ limit: 3, overrideId: 'rlor_vip' });
