@@ -66,16 +66,11 @@ pub fn window_key(namespace_id: &[u8], duration_ms: &[u8], sid: &[u8]) -> counte
 
 /// The `sid` of an identifier or namespace name (see the module).
 pub fn storage_id(identifier: &str) -> Cow<'_, str> {
-    if !stored_by_digest(identifier) {
+    if identifier.len() <= MAX_PLAIN_ID_BYTES && !identifier.starts_with('#') {
         return Cow::Borrowed(identifier);
     }
     let b64 = hash::sha256_base64(identifier.as_bytes());
     Cow::Owned(format!("#{}", String::from_utf8_lossy(&b64)))
-}
-
-/// Whether `storage_id` stores `identifier` by its digest.
-pub fn stored_by_digest(identifier: &str) -> bool {
-    identifier.len() > MAX_PLAIN_ID_BYTES || identifier.starts_with('#')
 }
 
 /// `*` matches any run of characters (also none); everything else is literal; the whole

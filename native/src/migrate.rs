@@ -71,7 +71,8 @@ fn hashed_sids() -> Result<usize, StoreError> {
 fn current_key(key: &[u8], name: &[u8]) -> Option<Vec<u8>> {
     let name = std::str::from_utf8(name).ok()?;
     let prefix = key.strip_suffix(name.as_bytes())?;
-    limit::stored_by_digest(name).then(|| [prefix, limit::storage_id(name).as_bytes()].concat())
+    let sid = limit::storage_id(name);
+    (sid != name).then(|| [prefix, sid.as_bytes()].concat())
 }
 
 /// Moves a record to `new_key` and points its `indexes` entry (key: the concatenation of
