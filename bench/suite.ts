@@ -454,8 +454,10 @@ const peakOf = (scenario: string, system: SystemId): number => cell(scenario, sy
 const p99At = (scenario: string, system: SystemId, f: number): number => cell(scenario, system)?.latency.find((l) => l.loadFraction === f)?.p99Ms ?? Number.NaN;
 
 /** The server's disk writes at its peak (/proc/<pid>/io write_bytes): MB/s and bytes per request. */
-const diskCells = (p: PeakResult): string =>
-  Number.isNaN(p.server.diskBytesPerS) ? 'n/a | n/a' : `${(p.server.diskBytesPerS / 1e6).toFixed(1)} | ${n0(p.server.diskBytesPerS / p.requestsPerSec)}`;
+const diskCells = (p: PeakResult): string => {
+  const perS = p.server.diskBytes / p.server.wallS;
+  return Number.isNaN(perS) ? 'n/a | n/a' : `${(perS / 1e6).toFixed(1)} | ${n0(perS / p.requestsPerSec)}`;
+};
 /** CPU used on the machine by anything but the server, wrk and the bench process (other users). */
 const otherPeak = (p: PeakResult): number => Math.max(0, p.server.machineBusyCores - p.server.busyCores - p.wrkCores - p.server.benchCores);
 const otherLat = (l: LatencyStep): number => Math.max(0, l.server.machineBusyCores - l.server.busyCores - l.server.benchCores - l.generatorCores);

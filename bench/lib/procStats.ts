@@ -14,8 +14,8 @@ export interface ProcUsage {
   machineBusyCores: number;
   /** The bench process itself (the Node load generators): CPU seconds per wall second. */
   benchCores: number;
-  /** Bytes per second the processes sent to disk (`diskWriteBytes`); NaN where unreadable. */
-  diskBytesPerS: number;
+  /** Bytes the processes sent to disk over the run (`diskWriteBytes`); NaN where unreadable. */
+  diskBytes: number;
 }
 
 /** Busy clock ticks of the whole machine (user, nice, system, irq, softirq, steal). */
@@ -110,7 +110,7 @@ export class ProcSampler {
       rssMaxMiB: this.rssMax / 1024,
       machineBusyCores: (machineTicks() - this.startMachine) / TICKS_PER_S / wallS,
       benchCores: (self.user + self.system) / 1e6 / wallS,
-      diskBytesPerS: (this.diskBytes() - this.startDisk) / wallS,
+      diskBytes: this.diskBytes() - this.startDisk,
     };
   }
 }
