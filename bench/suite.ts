@@ -15,6 +15,7 @@ import { native } from '../src/engine/native.js';
 import { runWrkAsync, type WrkResult } from './lib/wrk.js';
 import { runOpenLoop, rawPost, TICK_US, TICKED_FROM_RPS, type LatencySummary } from './lib/openLoop.js';
 import { holdCpusAwake } from './lib/cpuWake.js';
+import { pauseDamon, runningKdamonds } from './lib/damon.js';
 import { ProcSampler, cpuTicks, type ProcUsage } from './lib/procStats.js';
 import { benchTempDir, killAll, startCeiling, startKeyward, startRedis, startRedisPeer, type Proc } from './lib/procs.js';
 import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
@@ -33,6 +34,8 @@ const CFG = full
   ? { keys: 100_000, identifiers: 1_000_000, rounds: 3, peakS: 5, stepS: 5, autocannonS: 5, connections: 64 }
   : { keys: 20_000, identifiers: 100_000, rounds: 2, peakS: 1, stepS: 1, autocannonS: 1, connections: 64 };
 const LOADS = [0.1, 0.5, 0.9];
+/** The rate at which the ceiling's p99 is measured with and without DAMON paused: about half of keyward's verify peak here. */
+const DAMON_PROBE_RPS = 35_000;
 const COMMAND = `npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`;
 
 type SystemId = 'keyward-process' | 'keyward-disk' | 'uws-ceiling' | 'redis-lua' | 'redis-rlflex';
@@ -112,7 +115,7 @@ function requestLua(s: Scenario, prefix: string): string {
 // ---------------------------------------------------------------- progress display
 const t0 = performance.now();
 const totalSteps = SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.rounds + LOADS.length), 0) + 4 + SCENARIOS.length;
-const estimateS = 15 + totalSteps * 0.25 + SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.rounds * CFG.peakS + LOADS.length * CFG.stepS), 0) + SCENARIOS.length * CFG.autocannonS;
+const estimateS = 15 + 4 * CFG.stepS + totalSteps * 0.25 + SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.rounds * CFG.peakS + LOADS.length * CFG.stepS), 0) + SCENARIOS.length * CFG.autocannonS;
 let step = 0;
 let phase = '';
 let live = '';
@@ -174,9 +177,11 @@ interface Cell {
 const cells: Cell[] = [];
 const autocannonRuns: Record<string, AutocannonRun> = {};
 const auth = { value: '' };
-let calibration = { openLoopMaxRps: 0, openLoopOffered: 0, openLoopCores: 0, autocannonCeilingRps: 0, wrkCeilingCores: 0, floorRps: 0, floorP99HeldMs: Number.NaN, floorP99FreeMs: Number.NaN };
+let calibration = { openLoopMaxRps: 0, openLoopOffered: 0, openLoopCores: 0, autocannonCeilingRps: 0, wrkCeilingCores: 0, floorRps: 0, floorP99HeldMs: Number.NaN, floorP99FreeMs: Number.NaN, damonRps: 0, damonP99PausedMs: Number.NaN, damonP99RunningMs: Number.NaN };
 /** Whether the open-loop runs held the CPUs out of their sleep states (lib/cpuWake.ts). */
 const wake = { held: false, reason: '' };
+/** Whether the open-loop runs paused the machine's DAMON monitors (lib/damon.ts). */
+const damon = { paused: false, reason: '' };
 
 async function measurePeak(s: Scenario, t: Target): Promise<PeakResult> {
   const sampler = new ProcSampler(t.pids);
@@ -214,6 +219,25 @@ async function openLoopAwake(run: Parameters<typeof runOpenLoop>[0], hold = true
   } finally {
     h?.release();
   }
+}
+
+/**
+ * Pauses the machine's DAMON monitors (lib/damon.ts) from here to the end of the suite, once:
+ * a kdamond started again takes a while to settle, so toggling it around each run put its
+ * start-up into the next run (the do-nothing ceiling's p99 at half load read 8–12 ms).
+ */
+function pauseDamonForTheRun(): void {
+  const d = pauseDamon();
+  Object.assign(damon, { paused: d.paused, reason: d.reason });
+  damonRelease = d.release;
+}
+let damonRelease = (): void => undefined;
+
+/** The targets' note on the DAMON monitors: silent where none runs, loud where one could not be paused. */
+function damonNote(): string {
+  if (damon.paused) return " The machine's DAMON memory monitor was paused during the measurements (see Method).";
+  if (runningKdamonds().length === 0) return '';
+  return ` **The machine's DAMON memory monitor could not be paused** (${damon.reason}): p99s include its stalls (see Method).`;
 }
 
 async function measureLatency(s: Scenario, t: Target, rate: number, fraction: number): Promise<LatencyStep> {
@@ -393,11 +417,17 @@ async function main(): Promise<void> {
     // and without the CPUs held awake.
     const floorRps = 5_000;
     const floorRun = { port: ceiling.port, rate: floorRps, durationS: CFG.stepS, connections: CFG.connections, next: hot };
+    // And at about half of keyward's peak, with the DAMON monitors running (as the machine
+    // has them), then paused for the rest of the suite.
+    const damonRun = { ...floorRun, rate: DAMON_PROBE_RPS };
+    const damonRunning = await openLoopAwake(damonRun);
+    pauseDamonForTheRun();
+    const damonPaused = await openLoopAwake(damonRun);
     const floorHeld = await openLoopAwake(floorRun);
     const floorFree = await openLoopAwake(floorRun, false);
     const ac = await runAutocannon(probe, ceilingTarget, CFG.autocannonS);
     const wrkProbe = await measurePeak(probe, ceilingTarget);
-    calibration = { openLoopMaxRps: ol.sentRps, openLoopOffered: offered, openLoopCores: ol.generatorCores, autocannonCeilingRps: ac.requestsPerSec, wrkCeilingCores: wrkProbe.wrkCores, floorRps, floorP99HeldMs: floorHeld.p99Ms, floorP99FreeMs: floorFree.p99Ms };
+    calibration = { openLoopMaxRps: ol.sentRps, openLoopOffered: offered, openLoopCores: ol.generatorCores, autocannonCeilingRps: ac.requestsPerSec, wrkCeilingCores: wrkProbe.wrkCores, floorRps, floorP99HeldMs: floorHeld.p99Ms, floorP99FreeMs: floorFree.p99Ms, damonRps: DAMON_PROBE_RPS, damonP99PausedMs: damonPaused.p99Ms, damonP99RunningMs: damonRunning.p99Ms };
     autocannonRuns['calibration-ceiling'] = ac;
 
     // 3. node:http + Redis (Lua) and rate-limiter-flexible, same keys.
@@ -679,7 +709,7 @@ function writeOutputs(): void {
     '|---|---|---|---|',
     ...tg.rows,
     '',
-    `The p99 targets are measured with the open-loop generator of this run, whose own p99 against the do-nothing uWS ceiling was ${f2(p99At('verify-credits', 'uws-ceiling', 0.1))} ms at ${n0(cell('verify-credits', 'uws-ceiling')?.latency[0]?.offeredRps ?? Number.NaN)} req/s and ${f2(p99At('verify-credits', 'uws-ceiling', 0.5))} ms at ${n0(cell('verify-credits', 'uws-ceiling')?.latency[1]?.offeredRps ?? Number.NaN)} req/s (the floor of what it can resolve here). ${wake.held ? 'The CPUs were held out of their sleep states during every open-loop run (see Method).' : `**The CPUs could not be held out of their sleep states** (${wake.reason}; run the suite as root): p99s include the machine's wake-up latency.`}`,
+    `The p99 targets are measured with the open-loop generator of this run, whose own p99 against the do-nothing uWS ceiling was ${f2(p99At('verify-credits', 'uws-ceiling', 0.1))} ms at ${n0(cell('verify-credits', 'uws-ceiling')?.latency[0]?.offeredRps ?? Number.NaN)} req/s and ${f2(p99At('verify-credits', 'uws-ceiling', 0.5))} ms at ${n0(cell('verify-credits', 'uws-ceiling')?.latency[1]?.offeredRps ?? Number.NaN)} req/s (the floor of what it can resolve here). ${wake.held ? 'The CPUs were held out of their sleep states during every open-loop run (see Method).' : `**The CPUs could not be held out of their sleep states** (${wake.reason}; run the suite as root): p99s include the machine's wake-up latency.`}${damonNote()}`,
     '',
     '## Noise',
     '',
@@ -691,7 +721,7 @@ function writeOutputs(): void {
     `- Systems, on the same machine and generators: keyward (one serving thread) with durability \`process\` and, afterwards, \`disk\` on the same store; a bare uWebSockets.js server answering every path with a reply of the same size as keyward's (the ceiling); node:http + Redis ${(m.redis ?? '').replace(/^Redis /, '')} with Lua scripts (EVALSHA) doing the same verification (hash lookup, disabled/expiry check, the same sliding-window limit, atomic credit decrement) and the same sliding-window limit, ioredis with auto-pipelining; rate-limiter-flexible's \`RateLimiterRedis\` through the same node:http server for the limit scenarios (note: a fixed window, not a sliding one).`,
     '- **Redis durability**: redis-server runs with `--save "" --appendonly no`: it keeps nothing across a crash, while keyward in `process` mode survives a process crash (LMDB, written at commit, not fsynced) and in `disk` mode a power loss. The Redis peer is therefore favoured on durability.',
     `- Peak throughput: wrk (Debian) \`-t1 -c${CFG.connections}\`, a Lua script building each request (random key / identifier). keyward (process), the ceiling and the Redis peers run side by side, and each scenario is measured in ${CFG.rounds} rounds of ${CFG.peakS} s per system, the systems one after another within a round in an order rotated from round to round; a cell's peak is its median round (the slower of two), so a slow phase of this shared VM falls on all systems alike and one bad round does not decide a ratio. keyward (disk) runs its ${CFG.rounds} rounds afterwards on the same store. Server CPU = utime + stime from /proc/<pid>/stat over the run (for the Redis peer: node:http process + redis-server); "busy cores" = CPU seconds ÷ wall seconds; "req/s per busy core" = req/s ÷ busy cores; RSS = largest VmRSS sampled every 200 ms; disk writes = \`write_bytes\` of /proc/<pid>/io over the run (what the server's processes made the kernel send to the disk, background fsyncs included; the Redis peer runs without persistence), per second and per request.`,
-    `- Latency: an open-loop generator (bench/native/openloop.c, one C thread with epoll, driven by bench/lib/openLoop.ts; ${CFG.connections} keep-alive connections; ticked from ${n0(TICKED_FROM_RPS)} req/s, see Limits of the tools): requests are due on a fixed schedule at 10%, 50% and 90% of that system's own wrk peak, wait for a free connection when all are busy, and their latency counts from the scheduled time, so stalls are not hidden (no coordinated omission). Percentiles from an HdrHistogram (raw histograms in raw.json, compressed base64, µs). During every open-loop run the bench holds a PM QoS request of 0 µs on /dev/cpu_dma_latency (bench/lib/cpuWake.ts, as latency benchmarks and tuned's latency-performance profile do), so idle CPUs poll instead of halting: on this VM a halted vCPU can take several ms to run again when a packet arrives, which otherwise decides the p99 of every system at low load — the do-nothing ceiling at ${n0(calibration.floorRps)} req/s: p99 ${f2(calibration.floorP99HeldMs)} ms held, ${f2(calibration.floorP99FreeMs)} ms not held${wake.held ? '' : ` (**not held in this run**: ${wake.reason})`}. Peaks (closed loop, CPUs busy) run without it.`,
+    `- Latency: an open-loop generator (bench/native/openloop.c, one C thread with epoll, driven by bench/lib/openLoop.ts; ${CFG.connections} keep-alive connections; ticked from ${n0(TICKED_FROM_RPS)} req/s, see Limits of the tools): requests are due on a fixed schedule at 10%, 50% and 90% of that system's own wrk peak, wait for a free connection when all are busy, and their latency counts from the scheduled time, so stalls are not hidden (no coordinated omission). Percentiles from an HdrHistogram (raw histograms in raw.json, compressed base64, µs). During every open-loop run the bench holds a PM QoS request of 0 µs on /dev/cpu_dma_latency (bench/lib/cpuWake.ts, as latency benchmarks and tuned's latency-performance profile do), so idle CPUs poll instead of halting: on this VM a halted vCPU can take several ms to run again when a packet arrives, which otherwise decides the p99 of every system at low load — the do-nothing ceiling at ${n0(calibration.floorRps)} req/s: p99 ${f2(calibration.floorP99HeldMs)} ms held, ${f2(calibration.floorP99FreeMs)} ms not held${wake.held ? '' : ` (**not held in this run**: ${wake.reason})`}. Peaks (closed loop, CPUs busy) run without it. ${damon.paused ? `The bench also pauses the kernel's DAMON memory monitors (kdamond) from the calibration on, for peaks and open-loop runs alike (bench/lib/damon.ts; they are turned back on when the suite ends, by a watchdog process if the bench dies): this VM runs one on physical memory for the host's memory reclaim, sampling every 512 ms, and each sample stalls every process on the machine for about 2–3 ms, which an open-loop run counts in every request it delays — the do-nothing ceiling at ${n0(calibration.damonRps)} req/s: p99 ${f2(calibration.damonP99PausedMs)} ms paused, ${f2(calibration.damonP99RunningMs)} ms running.` : `DAMON: ${damon.reason} (the do-nothing ceiling at ${n0(calibration.damonRps)} req/s: p99 ${f2(calibration.damonP99PausedMs)} ms).`}`,
     `- autocannon (programmatic, closed loop, ${CFG.connections} connections) runs once per scenario against keyward (process) as a cross-check of the Node-side view; its HDR histogram summaries are in raw.json.`,
     '',
     '## Limits of the tools',
@@ -711,7 +741,7 @@ function writeOutputs(): void {
   writeFileSync(join(outDir, 'report.md'), report);
   writeFileSync(join(outDir, 'raw.json'), JSON.stringify({ date: new Date().toISOString(), command: COMMAND, full, config: CFG, machine: m, calibration, replySizes, noise: nz.data, errors, contended, cells, autocannon: autocannonRuns }, null, 1));
   const readme = [
-    `Measured ${new Date().toISOString().slice(0, 10)} with \`${COMMAND}\` (${full ? 'full run' : 'short run'}) on ${m.cpus}, ${m.memory}, Node ${m.node}; keyward with one serving thread; wrk \`-t1 -c${CFG.connections}\`, median of ${CFG.rounds} rounds of ${CFG.peakS} s alternating between the systems for peaks, open-loop latency at 50% of each system's peak${wake.held ? ' with the CPUs held awake' : ''}. Load generators share the machine. Redis runs without persistence. Full report: \`bench/results/${relative(join(ROOT, 'bench', 'results'), outDir)}/report.md\`.`,
+    `Measured ${new Date().toISOString().slice(0, 10)} with \`${COMMAND}\` (${full ? 'full run' : 'short run'}) on ${m.cpus}, ${m.memory}, Node ${m.node}; keyward with one serving thread; wrk \`-t1 -c${CFG.connections}\`, median of ${CFG.rounds} rounds of ${CFG.peakS} s alternating between the systems for peaks, open-loop latency at 50% of each system's peak${wake.held ? ' with the CPUs held awake' : ''}${damon.paused ? ' and the VM\'s DAMON memory monitor paused' : ''}. Load generators share the machine. Redis runs without persistence. Full report: \`bench/results/${relative(join(ROOT, 'bench', 'results'), outDir)}/report.md\`.`,
     '',
     summary,
     '',
@@ -722,7 +752,11 @@ function writeOutputs(): void {
 }
 
 try {
-  await main();
+  try {
+    await main();
+  } finally {
+    damonRelease();
+  }
   clearInterval(drawTimer);
   if (errors.length > 0) {
     note(`bench: ${errors.length} system(s) answered with errors:\n${errors.join('\n')}`);
