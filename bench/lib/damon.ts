@@ -10,7 +10,9 @@
 // Contract: `pauseDamon()` turns off only the kdamonds that are on, and `release()` turns
 // those back on. A watchdog process does the same if the bench dies before releasing (even by
 // SIGKILL), so the machine is never left with its monitor off. Needs root to write the
-// sysfs files; without it, or with no DAMON, nothing changes and `reason` says why.
+// sysfs files; without it, or with no DAMON, nothing changes and `reason` says why. Monitors
+// started by the DAMON_RECLAIM or DAMON_LRU_SORT modules are not under this interface (their
+// module parameters) and are left alone.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
