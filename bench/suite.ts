@@ -180,7 +180,7 @@ const auth = { value: '' };
 let calibration = { openLoopMaxRps: 0, openLoopOffered: 0, openLoopCores: 0, autocannonCeilingRps: 0, wrkCeilingCores: 0, floorRps: 0, floorP99HeldMs: Number.NaN, floorP99FreeMs: Number.NaN, damonRps: 0, damonP99PausedMs: Number.NaN, damonP99RunningMs: Number.NaN };
 /** Whether the open-loop runs held the CPUs out of their sleep states (lib/cpuWake.ts). */
 const wake = { held: false, reason: '' };
-/** Whether the open-loop runs paused the machine's DAMON monitors (lib/damon.ts). */
+/** Whether the suite paused the machine's DAMON monitors (lib/damon.ts). */
 const damon = { paused: false, reason: '' };
 
 async function measurePeak(s: Scenario, t: Target): Promise<PeakResult> {
@@ -222,9 +222,10 @@ async function openLoopAwake(run: Parameters<typeof runOpenLoop>[0], hold = true
 }
 
 /**
- * Pauses the machine's DAMON monitors (lib/damon.ts) from here to the end of the suite, once:
- * a kdamond started again takes a while to settle, so toggling it around each run put its
- * start-up into the next run (the do-nothing ceiling's p99 at half load read 8–12 ms).
+ * Pauses the machine's DAMON monitors (lib/damon.ts) from here to the end of the suite, once
+ * rather than around each open-loop run: restarting a monitor dozens of times per suite would
+ * be a disturbance of its own (a short run that did so read the do-nothing ceiling's p99 at
+ * half load at 8–12 ms; this VM's noise may have done that as well).
  */
 function pauseDamonForTheRun(): void {
   const d = pauseDamon();

@@ -67,8 +67,8 @@ export function pauseDamon(root = KDAMONDS): DamonPause {
     return { paused: false, reason: `DAMON could not be paused (${(err as Error).message}; run the suite as root)`, release: () => undefined };
   }
   // The watchdog: reads a pipe from this process until it closes (this process ended, however)
-  // and then turns the monitors back on. It waits in read(), so it costs no CPU meanwhile (a
-  // polling loop forking `sleep` five times a second showed in the open-loop p99s).
+  // and then turns the monitors back on. It waits in read(), so it costs no CPU meanwhile, where
+  // a polling loop would fork `sleep` several times a second on the machine being measured.
   const files = paused.map((f) => `'${f.replace(/'/g, '')}'`).join(' ');
   const watchdog = spawn('sh', ['-c', `cat > /dev/null; for f in ${files}; do echo on > "$f"; done`], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
   watchdog.unref();
