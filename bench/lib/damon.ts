@@ -69,8 +69,8 @@ export function pauseDamon(root = KDAMONDS): DamonPause {
   // The watchdog: reads a pipe from this process until it closes (this process ended, however)
   // and then turns the monitors back on. It waits in read(), so it costs no CPU meanwhile, where
   // a polling loop would fork `sleep` several times a second on the machine being measured.
-  const files = paused.map((f) => `'${f.replace(/'/g, '')}'`).join(' ');
-  const watchdog = spawn('sh', ['-c', `cat > /dev/null; for f in ${files}; do echo on > "$f"; done`], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  // The files go in as the script's arguments ("$@"), so no path needs quoting.
+  const watchdog = spawn('sh', ['-c', 'cat > /dev/null; for f in "$@"; do echo on > "$f"; done', 'damon-watchdog', ...paused], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
   watchdog.unref();
   watchdog.stdin?.on('error', () => undefined);
   (watchdog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
