@@ -15,7 +15,7 @@ import { native } from '../src/engine/native.js';
 import { runWrkAsync, type WrkResult } from './lib/wrk.js';
 import { runOpenLoop, rawPost, TICK_US, TICKED_FROM_RPS, type LatencySummary } from './lib/openLoop.js';
 import { holdCpusAwake } from './lib/cpuWake.js';
-import { pauseDamon, runningKdamonds } from './lib/damon.js';
+import { pauseDamon, runningKdamonds, type DamonPause } from './lib/damon.js';
 import { ProcSampler, cpuTicks, type ProcUsage } from './lib/procStats.js';
 import { benchTempDir, killAll, startCeiling, startKeyward, startRedis, startRedisPeer, type Proc } from './lib/procs.js';
 import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
@@ -180,8 +180,8 @@ const auth = { value: '' };
 let calibration = { openLoopMaxRps: 0, openLoopOffered: 0, openLoopCores: 0, autocannonCeilingRps: 0, wrkCeilingCores: 0, floorRps: 0, floorP99HeldMs: Number.NaN, floorP99FreeMs: Number.NaN, damonRps: 0, damonP99PausedMs: Number.NaN, damonP99RunningMs: Number.NaN };
 /** Whether the open-loop runs held the CPUs out of their sleep states (lib/cpuWake.ts). */
 const wake = { held: false, reason: '' };
-/** Whether the suite paused the machine's DAMON monitors (lib/damon.ts). */
-const damon = { paused: false, reason: '' };
+/** The suite's pause of the machine's DAMON monitors (lib/damon.ts); none until the calibration takes it. */
+let damon: DamonPause = { paused: false, reason: 'not paused yet', release: () => undefined };
 
 async function measurePeak(s: Scenario, t: Target): Promise<PeakResult> {
   const sampler = new ProcSampler(t.pids);
@@ -220,19 +220,6 @@ async function openLoopAwake(run: Parameters<typeof runOpenLoop>[0], hold = true
     h?.release();
   }
 }
-
-/**
- * Pauses the machine's DAMON monitors (lib/damon.ts) from here to the end of the suite, once
- * rather than around each open-loop run: restarting a monitor dozens of times per suite would
- * be a disturbance of its own (a short run that did so read the do-nothing ceiling's p99 at
- * half load at 8–12 ms; this VM's noise may have done that as well).
- */
-function pauseDamonForTheRun(): void {
-  const d = pauseDamon();
-  Object.assign(damon, { paused: d.paused, reason: d.reason });
-  damonRelease = d.release;
-}
-let damonRelease = (): void => undefined;
 
 /** The targets' note on the DAMON monitors: silent where none runs, loud where one could not be paused. */
 function damonNote(): string {
@@ -422,7 +409,11 @@ async function main(): Promise<void> {
     // has them), then paused for the rest of the suite.
     const damonRun = { ...floorRun, rate: DAMON_PROBE_RPS };
     const damonRunning = await openLoopAwake(damonRun);
-    pauseDamonForTheRun();
+    // Once, to the end of the suite, rather than around each open-loop run: restarting a
+    // monitor dozens of times per suite would be a disturbance of its own (a short run that
+    // did so read the do-nothing ceiling's p99 at half load at 8–12 ms; this VM's noise may
+    // have done that as well). Released after main() (below).
+    damon = pauseDamon();
     const damonPaused = await openLoopAwake(damonRun);
     const floorHeld = await openLoopAwake(floorRun);
     const floorFree = await openLoopAwake(floorRun, false);
@@ -756,7 +747,7 @@ try {
   try {
     await main();
   } finally {
-    damonRelease();
+    damon.release();
   }
   clearInterval(drawTimer);
   if (errors.length > 0) {
