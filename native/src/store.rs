@@ -442,8 +442,10 @@ pub fn open(dir: &Path, opts: &OpenOptions) -> Result<()> {
             .dbi();
     }
     let generation = GENERATION.fetch_add(1, Ordering::Relaxed) + 1;
-    let syncer = (opts.sync_interval_ms > 0)
-        .then(|| Syncer::spawn(generation, Duration::from_millis(opts.sync_interval_ms)));
+    let syncer = match opts.sync_interval_ms {
+        0 => None,
+        ms => Some(Syncer::spawn(generation, data_file(&env)?, Duration::from_millis(ms))),
+    };
     *slot = Some(Store {
         env,
         dbis,
@@ -1351,16 +1353,39 @@ fn adopt_map_size() -> Result<()> {
     Ok(())
 }
 
+/// A file of its own on the environment's data file (a duplicate of LMDB's descriptor), for
+/// the syncer: it stays open while the environment is closed or its map replaced.
+fn data_file(env: &Environment) -> Result<fs::File> {
+    let mut fd: c_int = -1;
+    // SAFETY: the env is open; mdb_env_get_fd only reads its descriptor.
+    check("mdb_env_get_fd", unsafe { ffi::mdb_env_get_fd(env.env(), &mut fd) })?;
+    // SAFETY: fd is LMDB's open descriptor; F_DUPFD_CLOEXEC makes a new one that we own.
+    let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if own < 0 {
+        return Err(StoreError::Os(format!("cannot duplicate the data file descriptor: {}", std::io::Error::last_os_error())));
+    }
+    // SAFETY: `own` is a fresh descriptor nobody else closes.
+    Ok(unsafe { <fs::File as std::os::fd::FromRawFd>::from_raw_fd(own) })
+}
+
+#[cfg(test)]
+static SLOW_SYNC_MS: AtomicU64 = AtomicU64::new(0);
+
 /// Background thread that, every interval until stopped or until the store it was started
-/// for is closed, renews the pages cached ahead (`keep_ahead`) and calls
-/// mdb_env_sync(force). Sync failures are retried on the next tick.
+/// for is closed, renews the pages cached ahead (`keep_ahead`) and fsyncs the data file
+/// (fdatasync, which on Linux also writes back pages changed through the writable map; what
+/// mdb_env_sync(force) does with MDB_NOSYNC). Sync failures are retried on the next tick.
+///
+/// The fsync runs without holding `STORE`: under a write load it can take as long as the
+/// disk needs for what changed since the last one (tens of milliseconds, more on a slow
+/// disk), and a map growth (write mode) waiting behind it would stall every caller.
 struct Syncer {
     stop: Arc<(Mutex<bool>, Condvar)>,
     handle: JoinHandle<()>,
 }
 
 impl Syncer {
-    fn spawn(generation: u64, interval: Duration) -> Syncer {
+    fn spawn(generation: u64, file: fs::File, interval: Duration) -> Syncer {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let signal = Arc::clone(&stop);
         let handle = std::thread::Builder::new()
@@ -1383,14 +1408,18 @@ impl Syncer {
                     return;
                 }
                 drop(stopped);
-                let slot = read_guard();
-                match slot.as_ref() {
-                    Some(store) if store.generation == generation => {
-                        store.keep_ahead(store.used_bytes(), AHEAD_BYTES / 2);
-                        let _ = store.sync_env();
+                {
+                    let slot = read_guard();
+                    match slot.as_ref() {
+                        Some(store) if store.generation == generation => {
+                            store.keep_ahead(store.used_bytes(), AHEAD_BYTES / 2);
+                        }
+                        _ => return,
                     }
-                    _ => return,
                 }
+                #[cfg(test)]
+                std::thread::sleep(Duration::from_millis(SLOW_SYNC_MS.load(Ordering::Relaxed)));
+                let _ = file.sync_data();
             })
             .expect("spawn sync thread");
         Syncer { stop, handle }
@@ -1714,6 +1743,25 @@ pub(crate) mod tests {
         );
         assert!(matches!(err, Err(StoreError::BadArgument(_))));
         let _ = fs::remove_dir_all(other);
+    }
+
+    #[test]
+    fn a_map_growth_does_not_wait_for_the_background_fsync() {
+        let f = Fixture::new("slow-sync", 64 * 1024);
+        close().unwrap();
+        // Every background fsync now takes at least 600 ms, as on a disk behind on its writes.
+        SLOW_SYNC_MS.store(600, Ordering::Relaxed);
+        let opts = OpenOptions { sync_interval_ms: 5, initial_map_bytes: 64 * 1024, write_map: false };
+        open(&f.dir, &opts).unwrap();
+        std::thread::sleep(Duration::from_millis(100)); // the syncer is inside its fsync
+        let before = stats().unwrap().map_bytes as usize;
+        let started = Instant::now();
+        grow_map(before).unwrap();
+        let waited = started.elapsed();
+        SLOW_SYNC_MS.store(0, Ordering::Relaxed);
+        assert_eq!(stats().unwrap().map_bytes as usize, before * 2);
+        close().unwrap();
+        assert!(waited < Duration::from_millis(250), "the growth waited {waited:?} for the fsync");
     }
 
     #[test]
