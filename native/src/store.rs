@@ -1356,16 +1356,14 @@ fn adopt_map_size() -> Result<()> {
 /// A file of its own on the environment's data file (a duplicate of LMDB's descriptor), for
 /// the syncer: it stays open while the environment is closed or its map replaced.
 fn data_file(env: &Environment) -> Result<fs::File> {
-    let mut fd: c_int = -1;
-    // SAFETY: the env is open; mdb_env_get_fd only reads its descriptor.
-    check("mdb_env_get_fd", unsafe { ffi::mdb_env_get_fd(env.env(), &mut fd) })?;
-    // SAFETY: fd is LMDB's open descriptor; F_DUPFD_CLOEXEC makes a new one that we own.
-    let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
-    if own < 0 {
-        return Err(StoreError::Os(format!("cannot duplicate the data file descriptor: {}", std::io::Error::last_os_error())));
-    }
-    // SAFETY: `own` is a fresh descriptor nobody else closes.
-    Ok(unsafe { <fs::File as std::os::fd::FromRawFd>::from_raw_fd(own) })
+    let fd = data_fd(env.env())?;
+    // SAFETY: fd is LMDB's open descriptor, open for as long as this borrow (the env is open).
+    let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    // try_clone_to_owned duplicates it (F_DUPFD_CLOEXEC) into a descriptor the File owns.
+    let own = borrowed
+        .try_clone_to_owned()
+        .map_err(|e| StoreError::Os(format!("cannot duplicate the data file descriptor: {e}")))?;
+    Ok(fs::File::from(own))
 }
 
 #[cfg(test)]
