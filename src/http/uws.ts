@@ -24,6 +24,23 @@ interface UwsResponse {
   end(body?: string, closeConnection?: boolean): UwsResponse;
   endWithoutBody(reportedContentLength?: number, closeConnection?: boolean): UwsResponse;
 }
+
+/**
+ * Ends `res` with `body`, or for a HEAD request with only the length `body` would have.
+ * This uWS build's endWithoutBody(length) waits for that many body bytes and closes the
+ * connection at the next request, and any argument to it (even undefined) is taken as a
+ * length: so the length goes in as a header, and `close` as `Connection: close` (the client
+ * closes; HEAD with close is a HEAD with a body, or one answered while draining).
+ */
+function endWith(res: UwsResponse, body: string, head: boolean, close: boolean): void {
+  if (!head) {
+    res.end(body, close);
+    return;
+  }
+  res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
+  if (close) res.writeHeader('Connection', 'close');
+  res.endWithoutBody();
+}
 interface UwsRequest {
   getMethod(): string;
   getUrl(): string;
@@ -114,6 +131,8 @@ class Pending implements Outgoing {
   chunks: Buffer[] | undefined = undefined;
   bodyBytes = 0;
   reply: Reply | undefined = undefined;
+  /** A HEAD request: every answer is sent without its body. */
+  head = false;
 
   constructor(
     readonly server: Server,
@@ -186,7 +205,7 @@ class Server {
       if (reply.status !== 200) res.writeStatus(STATUS_TEXT[reply.status] ?? `${reply.status} Error`);
       res.writeHeader('Content-Type', 'application/json');
       if (reply.headers !== undefined) for (const [k, v] of Object.entries(reply.headers)) res.writeHeader(k, v);
-      res.end(reply.body, closing);
+      endWith(res, reply.body, p.head, closing);
     });
   }
 
@@ -220,13 +239,12 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const server = new Server(deps, dispatcher);
 
   /** A GET page; for HEAD its status and headers, with the length the body would have. */
-  const sendPage = (p: Pending, page: Page, head: boolean): void => {
+  const sendPage = (p: Pending, page: Page): void => {
     server.settle(p);
     metrics.record(-1, page.status, (performance.now() - p.started) / 1000);
     p.res.cork(() => {
       p.res.writeStatus(STATUS_TEXT[page.status] ?? `${page.status}`).writeHeader('Content-Type', page.contentType);
-      if (head) p.res.endWithoutBody(Buffer.byteLength(page.body));
-      else p.res.end(page.body);
+      endWith(p.res, page.body, p.head, false);
     });
   };
 
@@ -235,6 +253,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     server.inFlight++;
     res.onAborted(() => server.settle(p));
     const method = req.getMethod(); // lower case
+    p.head = method === 'head';
     const url = req.getUrl();
     if (server.draining) return server.finish(p, dispatcher.error(new ApiError('shutting_down', 'The server is shutting down; retry on another instance or after it restarts.')), true);
 
@@ -263,7 +282,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     }
     if (page === undefined) return server.finish(p, dispatcher.error(new ApiError('procedure_not_found', `Nothing is served at ${url}.`)), hasBody(req));
     if (method !== 'get' && method !== 'head') return server.finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only GET (and HEAD).`, { headers: { Allow: 'GET, HEAD' } })), hasBody(req));
-    sendPage(p, page, method === 'head');
+    sendPage(p, page);
   });
 
   // One timer for all request deadlines (cheaper than a timer per request).

@@ -88,3 +88,42 @@ export function postHead(procedure: string, headers: Record<string, string>): st
   const lines = [`POST /v2/${procedure} HTTP/1.1`, 'Host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
   return lines.join('\r\n') + '\r\n\r\n';
 }
+
+/**
+ * Writes `parts` on one connection (a number part = pause that many ms) and resolves with
+ * everything received once it matches `until`; rejects if the connection closes first or
+ * `timeoutMs` passes. For exchanges `rawRequest` cannot parse (HEAD answers, several answers).
+ */
+export function exchange(port: number, parts: (string | number)[], until: RegExp, timeoutMs = 5_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let received = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no match within ${timeoutMs} ms; received: ${received.slice(0, 600)}`));
+    }, timeoutMs);
+    socket.on('data', (d: Buffer) => {
+      received += d.toString('latin1');
+      if (!until.test(received)) return;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(received);
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      reject(new Error(`connection closed; received: ${received.slice(0, 600)}`));
+    });
+    socket.on('error', () => {
+      /* surfaced by close */
+    });
+    socket.once('connect', () => {
+      void (async () => {
+        for (const part of parts) {
+          if (socket.destroyed) return;
+          if (typeof part === 'number') await new Promise((r) => setTimeout(r, part));
+          else socket.write(part);
+        }
+      })();
+    });
+  });
+}

@@ -2,7 +2,7 @@
 // endpoints, request ids, metrics.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, expectError, expectOk, get, REQUEST_ID, startServer, stopAll, type Server } from '../helpers/server.js';
-import { postHead, rawRequest } from '../helpers/raw.js';
+import { exchange, postHead, rawRequest } from '../helpers/raw.js';
 
 const MAX_BODY_BYTES = 4096;
 let server: Server;
@@ -112,6 +112,22 @@ describe('routing and methods', () => {
       expect(res.headers.get('content-type'), path).toBe((await fetch(`${server.url}${path}`)).headers.get('content-type'));
       expect(Number(res.headers.get('content-length')), path).toBeGreaterThan(0);
       expect(await res.text(), path).toBe('');
+    }
+  });
+
+  it('HEAD answers carry no body and keep the connection usable (GET page, procedure path, unknown path)', async () => {
+    const get = 'GET /v2/liveness HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+    for (const [path, status] of [['/v2/liveness', 200], ['/v2/keys.verifyKey', 405], ['/nowhere', 404]] as const) {
+      const head = `HEAD ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+      // Pipelined in one write, and again with the GET sent after the HEAD's answer.
+      for (const parts of [[head + get], [head, 150, get]]) {
+        const stream = await exchange(server.port, parts, /"keyward is alive"\}\}$/);
+        const [first = '', second = ''] = stream.split(/(?=HTTP\/1\.1 )/);
+        expect(first, `${path}: ${stream}`).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+        expect(first, path).toMatch(/\r\nContent-Length: [1-9]\d*\r\n/i);
+        expect(first.endsWith('\r\n\r\n'), `${path}: HEAD answer has a body: ${first}`).toBe(true);
+        expect(second, path).toMatch(/^HTTP\/1\.1 200 /);
+      }
     }
   });
 
