@@ -9,6 +9,9 @@ export const pageLimit = (def: number, max: number): JsonSchema => ({ type: 'int
 
 export const cursorField: JsonSchema = { type: 'string', maxLength: 1024, description: 'pagination.cursor of the previous page; omit for the first page' };
 
+/** The window of ratelimits.limit and of an ad-hoc limit in keys.verifyKey: at most 30 days (reference §1.3). Stored limits (key and identity limits, overrides) have no maximum, as Unkey. */
+export const MAX_DURATION_MS = 2_592_000_000;
+
 export function object(properties: Record<string, JsonSchema>, required: readonly string[] = []): JsonSchema {
   return { type: 'object', additionalProperties: false, properties, required: [...required] };
 }

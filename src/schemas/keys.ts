@@ -1,5 +1,5 @@
 // keys.* request schemas: the interface document's Limits table with DESIGN.md's decisions.
-import { emptyObject, idString, object, type JsonSchema } from './common.js';
+import { emptyObject, idString, MAX_DURATION_MS, object, type JsonSchema } from './common.js';
 import { keyResponse } from './apis.js';
 
 export const MAX_SAFE = 9007199254740991;
@@ -29,7 +29,7 @@ export const ratelimitRequest: JsonSchema = object(
   {
     name: { type: 'string', minLength: 3, maxLength: 128 },
     limit: { type: 'integer', minimum: 1, maximum: MAX_SAFE },
-    duration: { type: 'integer', minimum: 1000, maximum: 2592000000, description: 'window length in ms' },
+    duration: { type: 'integer', minimum: 1000, maximum: MAX_SAFE, description: 'window length in ms (no maximum but the largest safe integer, as Unkey)' },
     autoApply: { type: 'boolean', default: false },
   },
   ['name', 'limit', 'duration'],
@@ -124,7 +124,7 @@ export const verifyKeyRequest = object(
         name: limitName,
         cost: { type: 'integer', minimum: 0, maximum: 1e12, default: 1 },
         limit: { type: 'integer', minimum: 0, maximum: MAX_SAFE, description: 'With duration (both or neither): an ad-hoc limit for this call (0 refuses), in place of a stored limit of this name' },
-        duration: { type: 'integer', minimum: 1000, maximum: 2592000000, description: 'With limit: the ad-hoc window length in ms' },
+        duration: { type: 'integer', minimum: 1000, maximum: MAX_DURATION_MS, description: 'With limit: the ad-hoc window length in ms' },
       }, ['name']),
     },
     permissions: { type: 'string', minLength: 1, maxLength: 1000, description: 'Permission query: names joined with AND / OR, parentheses' },

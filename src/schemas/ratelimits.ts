@@ -1,8 +1,7 @@
 // ratelimits.* request schemas (served as ratelimit.* too). Bounds from reference §1.3.
-import { cursorField, emptyObject, object, pageLimit, type JsonSchema } from './common.js';
+import { cursorField, emptyObject, MAX_DURATION_MS, object, pageLimit, type JsonSchema } from './common.js';
 import { MAX_SAFE } from './keys.js';
 
-export const MAX_DURATION_MS = 2_592_000_000;
 const namespace: JsonSchema = { type: 'string', minLength: 1, maxLength: 512, description: 'Namespace name or id (rlns_…)' };
 const identifier: JsonSchema = { type: 'string', minLength: 1, maxLength: 512 };
 
@@ -43,7 +42,7 @@ export const setOverrideRequest = object(
     namespace,
     identifier: { ...identifier, description: 'Exact identifier, or a pattern where * matches any run of characters' },
     limit: { type: 'integer', minimum: 0, maximum: MAX_SAFE, description: '0 refuses every request' },
-    duration: { type: 'integer', minimum: 1000, maximum: MAX_DURATION_MS },
+    duration: { type: 'integer', minimum: 1000, maximum: MAX_SAFE, description: 'window length in ms (no maximum but the largest safe integer)' },
   },
   ['namespace', 'identifier', 'limit', 'duration'],
 );

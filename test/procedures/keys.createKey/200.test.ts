@@ -111,6 +111,17 @@ describe('keys.createKey 200', () => {
     expect(got.ratelimits).toHaveLength(50);
   });
 
+  it('accepts a key limit longer than 30 days (Unkey sets no maximum); verification uses its window', async () => {
+    const year = 365 * 24 * 3_600_000;
+    const { key, keyId } = await newKey(srv(), { ratelimits: [{ name: 'yearly', limit: 2, duration: year, autoApply: true }] });
+    expect((await getKey(srv(), keyId)).ratelimits).toMatchObject([{ name: 'yearly', limit: 2, duration: year, autoApply: true }]);
+    const first = await verify(srv(), key);
+    expect(first).toMatchObject({ valid: true, ratelimits: [{ name: 'yearly', limit: 2, duration: year, remaining: 1 }] });
+    expect(first.ratelimits[0].reset % year).toBe(0);
+    await verify(srv(), key);
+    expect(await verify(srv(), key)).toMatchObject({ valid: false, code: 'RATE_LIMITED' });
+  });
+
   it('accepts meta of exactly 10 KB serialized (10240 bytes of JSON)', async () => {
     const overhead = JSON.stringify({ p: '' }).length;
     const meta = { p: 'm'.repeat(10 * 1024 - overhead) };

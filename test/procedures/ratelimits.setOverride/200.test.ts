@@ -36,12 +36,25 @@ describe('ratelimits.setOverride 200', () => {
     }
   });
 
-  it('durations of 1 s and 30 days are accepted', async () => {
+  it('durations from 1 s up, past the 30 days of ratelimits.limit, are accepted (Unkey sets no maximum)', async () => {
     const ns = await createNamespace(srv());
-    for (const duration of [1_000, 2_592_000_000]) {
+    for (const duration of [1_000, 2_592_000_000, 2_592_000_001, 10 ** 12, Number.MAX_SAFE_INTEGER]) {
       const data = expectOk(await call(srv(), 'ratelimits.setOverride', { namespace: ns, identifier: `d${duration}`, limit: 1, duration }));
       expect(expectOk(await call(srv(), 'ratelimits.getOverride', { namespace: ns, identifier: `d${duration}` }))).toEqual({ overrideId: data.overrideId, identifier: `d${duration}`, limit: 1, duration });
     }
+  });
+
+  it('an override longer than 30 days sets the window of the limit calls it matches', async () => {
+    const ns = await createNamespace(srv());
+    const year = 365 * 24 * H;
+    const { overrideId } = expectOk(await call(srv(), 'ratelimits.setOverride', { namespace: ns, identifier: 'yearly', limit: 2, duration: year }));
+    const first = await limitOk(srv(), { namespace: ns, identifier: 'yearly', limit: 100, duration: MIN });
+    expect(first).toMatchObject({ success: true, limit: 2, remaining: 1, overrideId });
+    expect(first.reset % year).toBe(0);
+    expect(first.reset).toBeGreaterThan(Date.now());
+    expect(first.reset).toBeLessThanOrEqual(Date.now() + year);
+    await limitOk(srv(), { namespace: ns, identifier: 'yearly', limit: 100, duration: MIN });
+    expect(await limitOk(srv(), { namespace: ns, identifier: 'yearly', limit: 100, duration: MIN })).toMatchObject({ success: false, remaining: 0 });
   });
 
   it('the namespace may be given by its rlns_ id; a wildcard and a 512-character identifier are accepted', async () => {

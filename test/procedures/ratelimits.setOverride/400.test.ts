@@ -1,4 +1,4 @@
-// ratelimits.setOverride 400: namespace/identifier 1–512, limit ≥ 0, duration ≥ 1000.
+// ratelimits.setOverride 400: namespace/identifier 1–512, limit ≥ 0, duration ≥ 1000 (and a safe integer).
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../../helpers/live.js';
 import { call, expectError } from '../../helpers/server.js';
@@ -10,6 +10,7 @@ describe('ratelimits.setOverride 400', () => {
   it.each([
     ['duration 999', { ...ok, duration: 999 }, 'duration'],
     ['duration 0', { ...ok, duration: 0 }, 'duration'],
+    ['duration past the largest safe integer', { ...ok, duration: 2 ** 53 }, 'duration'],
     ['limit -1', { ...ok, limit: -1 }, 'limit'],
     ['limit 1.5', { ...ok, limit: 1.5 }, 'limit'],
     ['identifier empty', { ...ok, identifier: '' }, 'identifier'],
