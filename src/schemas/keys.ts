@@ -8,10 +8,16 @@ export const MAX_META_BYTES = 10 * 1024;
 
 const keyId = idString(3, 255);
 export const externalIdField: JsonSchema = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9_.-]+$' };
-export const permissionSlug: JsonSchema = { type: 'string', minLength: 1, maxLength: 100, pattern: '^[a-zA-Z0-9_:\\-\\.\\*]+$' };
-const roleName: JsonSchema = { type: 'string', minLength: 1, maxLength: 100 };
-const rolesList = (min: number): JsonSchema => ({ type: 'array', minItems: min, maxItems: 100, items: roleName });
-const permissionsList = (min: number): JsonSchema => ({ type: 'array', minItems: min, maxItems: 1000, items: permissionSlug });
+/**
+ * Permission slugs and role names are 1–128 characters (reference §5.1, §9), except in the
+ * lists of keys.createKey and keys.updateKey, which keep the spec's 1–100 (DESIGN.md).
+ */
+const NAME_CHARS = 128;
+const KEY_FIELD_NAME_CHARS = 100;
+export const permissionSlug = (max = NAME_CHARS): JsonSchema => ({ type: 'string', minLength: 1, maxLength: max, pattern: '^[a-zA-Z0-9_:\\-\\.\\*]+$' });
+export const roleName = (max = NAME_CHARS): JsonSchema => ({ type: 'string', minLength: 1, maxLength: max });
+const rolesList = (min: number, chars = NAME_CHARS): JsonSchema => ({ type: 'array', minItems: min, maxItems: 100, items: roleName(chars) });
+const permissionsList = (min: number, chars = NAME_CHARS): JsonSchema => ({ type: 'array', minItems: min, maxItems: 1000, items: permissionSlug(chars) });
 const expires: JsonSchema = { type: 'integer', minimum: 0, maximum: MAX_EXPIRES_MS, description: 'Unix ms; the key is EXPIRED when server time is after it' };
 const metaObject: JsonSchema = { type: 'object', description: 'Arbitrary JSON returned at verification; at most 10 KB serialized' };
 const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
@@ -44,8 +50,8 @@ export const createKeyRequest = object(
     byteLength: { type: 'integer', minimum: 16, maximum: 255, default: 16 },
     externalId: externalIdField,
     meta: metaObject,
-    roles: rolesList(0),
-    permissions: permissionsList(0),
+    roles: rolesList(0, KEY_FIELD_NAME_CHARS),
+    permissions: permissionsList(0, KEY_FIELD_NAME_CHARS),
     expires,
     credits: object({ remaining: nullable({ type: 'integer', minimum: 0, maximum: MAX_SAFE }), refill: refillSchema }, ['remaining']),
     ratelimits: ratelimitsList,
@@ -69,8 +75,8 @@ export const updateKeyRequest = object(
     credits: nullable(object({ remaining: nullable({ type: 'integer', minimum: 0, maximum: MAX_SAFE }), refill: nullable(refillSchema) })),
     ratelimits: ratelimitsList,
     enabled: { type: 'boolean' },
-    roles: rolesList(0),
-    permissions: permissionsList(0),
+    roles: rolesList(0, KEY_FIELD_NAME_CHARS),
+    permissions: permissionsList(0, KEY_FIELD_NAME_CHARS),
   },
   ['keyId'],
 );

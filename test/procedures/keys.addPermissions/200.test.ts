@@ -23,6 +23,13 @@ describe('keys.addPermissions 200', () => {
     expect([...(await getKey(srv(), keyId)).permissions].sort()).toEqual(['ap.before', 'ap.from_role', fresh].sort());
   });
 
+  it('a slug of 128 characters (Unkey\'s maximum) is created, granted and verified', async () => {
+    const { keyId, key } = await newKey(srv());
+    const slug = `${uniq('long')}.${'x'.repeat(128)}`.slice(0, 128);
+    expect(slugs(await addPermissions(keyId, [slug]))).toEqual([slug]);
+    expect(await verify(srv(), key, { permissions: slug })).toMatchObject({ valid: true, code: 'VALID' });
+  });
+
   it('a missing slug is created (name = slug) and visible through permissions.getPermission', async () => {
     const { keyId } = await newKey(srv());
     const slug = `${uniq('created')}.read`;

@@ -12,7 +12,7 @@ describe('keys.addRoles 400', () => {
     ['roles empty', { keyId: 'key_abc', roles: [] }, 'roles'],
     ['101 roles', { keyId: 'key_abc', roles: Array.from({ length: 101 }, (_, i) => `r${i}`) }, 'roles'],
     ['a role of 0 chars', { keyId: 'key_abc', roles: [''] }, 'roles'],
-    ['a role of 101 chars', { keyId: 'key_abc', roles: ['r'.repeat(101)] }, 'roles'],
+    ['a role of 129 chars', { keyId: 'key_abc', roles: ['r'.repeat(129)] }, 'roles'],
     ['roles a string', { keyId: 'key_abc', roles: 'admin' }, 'roles'],
     ['keyId missing', { roles: ['a'] }, 'keyId'],
     ['keyId 2 chars', { keyId: 'ke', roles: ['a'] }, 'keyId'],

@@ -17,7 +17,7 @@ describe('permissions.createPermission 200', () => {
   });
 
   it('accepts every slug character and the bounds at their edges', async () => {
-    const slugs = ['a', 's'.repeat(100), 'aZ09_:-.*'];
+    const slugs = ['a', 's'.repeat(128), 'aZ09_:-.*'];
     for (const slug of slugs) {
       const data = expectOk(await call(srv(), 'permissions.createPermission', { name: 'x'.repeat(512), slug, description: 'd'.repeat(512) }));
       expect(data.slug).toBe(slug);

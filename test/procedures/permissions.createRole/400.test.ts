@@ -8,12 +8,12 @@ describe('permissions.createRole 400', () => {
   it.each([
     ['missing name', {}, 'name'],
     ['empty name', { name: '' }, 'name'],
-    ['name of 101 characters', { name: 'r'.repeat(101) }, 'name'],
+    ['name of 129 characters', { name: 'r'.repeat(129) }, 'name'],
     ['description of 513 characters', { name: 'r', description: 'd'.repeat(513) }, 'description'],
     ['permissions not an array', { name: 'r', permissions: 'a.b' }, 'permissions'],
     ['1001 permissions', { name: 'r', permissions: Array.from({ length: 1001 }, (_, i) => `p${i}`) }, 'permissions'],
     ['an empty slug', { name: 'r', permissions: [''] }, 'permissions'],
-    ['a slug of 101 characters', { name: 'r', permissions: ['s'.repeat(101)] }, 'permissions'],
+    ['a slug of 129 characters', { name: 'r', permissions: ['s'.repeat(129)] }, 'permissions'],
     ['a slug with a space', { name: 'r', permissions: ['a b'] }, 'permissions'],
     ['an unknown field', { name: 'r', roles: [] }, 'roles'],
   ])('%s → invalid_input naming the field', async (_why, body, field) => {

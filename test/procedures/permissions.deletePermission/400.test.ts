@@ -8,7 +8,7 @@ describe('permissions.deletePermission 400', () => {
   it.each([
     ['missing permission', {}],
     ['empty permission', { permission: '' }],
-    ['101 characters', { permission: 'p'.repeat(101) }],
+    ['129 characters', { permission: 'p'.repeat(129) }],
     ['a space inside', { permission: 'a b' }],
     ['an unknown field', { permission: 'p', cascade: true }],
   ])('%s → invalid_input', async (_why, body) => {
@@ -16,6 +16,6 @@ describe('permissions.deletePermission 400', () => {
   });
 
   it('100 characters is within bounds (→ 404)', async () => {
-    expectError(await call(srv(), 'permissions.deletePermission', { permission: 'p'.repeat(100) }), 404, 'permission_not_found');
+    expectError(await call(srv(), 'permissions.deletePermission', { permission: 'p'.repeat(128) }), 404, 'permission_not_found');
   });
 });

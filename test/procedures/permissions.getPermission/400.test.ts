@@ -8,7 +8,7 @@ describe('permissions.getPermission 400', () => {
   it.each([
     ['missing permission', {}],
     ['empty permission', { permission: '' }],
-    ['101 characters', { permission: 'p'.repeat(101) }],
+    ['129 characters', { permission: 'p'.repeat(129) }],
     ['a character outside the slug alphabet', { permission: 'a b' }],
     ['a number', { permission: 1 }],
     ['an unknown field', { permission: 'p', slug: 'p' }],
@@ -18,6 +18,6 @@ describe('permissions.getPermission 400', () => {
   });
 
   it('100 characters is within bounds (→ 404, not 400)', async () => {
-    expectError(await call(srv(), 'permissions.getPermission', { permission: 'p'.repeat(100) }), 404, 'permission_not_found');
+    expectError(await call(srv(), 'permissions.getPermission', { permission: 'p'.repeat(128) }), 404, 'permission_not_found');
   });
 });

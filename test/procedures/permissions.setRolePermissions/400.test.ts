@@ -9,9 +9,9 @@ describe('permissions.setRolePermissions 400', () => {
     ['missing roleId', { permissions: [] }, 'roleId'],
     ['missing permissions', { roleId: 'r' }, 'permissions'],
     ['empty roleId', { roleId: '', permissions: [] }, 'roleId'],
-    ['roleId of 101 characters', { roleId: 'r'.repeat(101), permissions: [] }, 'roleId'],
+    ['roleId of 129 characters', { roleId: 'r'.repeat(129), permissions: [] }, 'roleId'],
     ['1001 permissions', { roleId: 'r', permissions: Array.from({ length: 1001 }, (_, i) => `p${i}`) }, 'permissions'],
-    ['a slug of 101 characters', { roleId: 'r', permissions: ['s'.repeat(101)] }, 'permissions'],
+    ['a slug of 129 characters', { roleId: 'r', permissions: ['s'.repeat(129)] }, 'permissions'],
     ['a slug with a slash', { roleId: 'r', permissions: ['a/b'] }, 'permissions'],
     ['an unknown field', { roleId: 'r', permissions: [], role: 'r' }, 'role'],
   ])('%s → invalid_input naming the field', async (_why, body, field) => {
@@ -20,8 +20,8 @@ describe('permissions.setRolePermissions 400', () => {
   });
 
   it('the bounds at their edges are accepted: 1000 permissions of 100 characters', async () => {
-    expectOk(await call(srv(), 'permissions.createRole', { name: 'r'.repeat(100) }));
+    expectOk(await call(srv(), 'permissions.createRole', { name: 'r'.repeat(128) }));
     const permissions = Array.from({ length: 1000 }, (_, i) => `${i}.`.padEnd(100, 'x'));
-    expect(expectOk(await call(srv(), 'permissions.setRolePermissions', { roleId: 'r'.repeat(100), permissions }))).toHaveLength(1000);
+    expect(expectOk(await call(srv(), 'permissions.setRolePermissions', { roleId: 'r'.repeat(128), permissions }))).toHaveLength(1000);
   });
 });
