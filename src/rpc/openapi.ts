@@ -1,7 +1,7 @@
 // GET /openapi.json: an OpenAPI 3.1 document generated from the route table's schemas —
 // the same objects ajv validates with, so the document cannot drift from the server.
 import { CATALOGUE, ERROR_NAMES } from '../errors/catalogue.js';
-import { errorEnvelopeSchema, metaSchema, paginationSchema, type JsonSchema } from '../schemas/common.js';
+import { errorEnvelopeSchema, metaSchema, object, paginationSchema, type JsonSchema } from '../schemas/common.js';
 import { describeRule, type Route } from './routes.js';
 
 export function openApiDocument(routes: readonly Route[], publicUrl: string, version: string): Record<string, unknown> {
@@ -31,7 +31,11 @@ export function openApiDocument(routes: readonly Route[], publicUrl: string, ver
     paths[`/v2/${route.procedure}`] = { post: operation };
     if (namespace === 'ratelimits') paths[`/v2/${route.procedure.replace(/^ratelimits\./, 'ratelimit.')}`] = { post: { ...operation, operationId: route.procedure.replace(/^ratelimits\./, 'ratelimit.') } };
   }
-  paths['/v2/liveness'] = { get: { operationId: 'liveness', summary: 'Liveness probe (no auth).', responses: { '200': { description: 'Alive' } } } };
+  // The GET pages (src/serve.ts), no auth.
+  const liveness = object({ meta: metaSchema, data: object({ message: { type: 'string' } }, ['message']) }, ['meta', 'data']);
+  paths['/v2/liveness'] = { get: { operationId: 'liveness', summary: 'Liveness probe (no auth).', responses: { '200': { description: 'Alive', content: { 'application/json': { schema: liveness } } } } } };
+  paths['/metrics'] = { get: { operationId: 'metrics', summary: 'Prometheus metrics, text exposition format 0.0.4 (no auth).', responses: { '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } } } } };
+  paths['/openapi.json'] = { get: { operationId: 'openapi', summary: 'This document (no auth).', responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } } } };
   return {
     openapi: '3.1.0',
     info: { title: 'keyward', version, description: 'API keys and rate limiting, wire-compatible with Unkey v2.' },

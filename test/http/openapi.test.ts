@@ -1,5 +1,6 @@
 // GET /openapi.json: OpenAPI 3.1, one POST path per procedure in ROUTES, each with its request
 // schema and the bearer security scheme.
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../src/rpc/routes.js';
 import { liveServer } from '../helpers/live.js';
@@ -69,5 +70,19 @@ describe('/openapi.json', () => {
       expect(res.status, path).toBeLessThan(500);
       expect(String(res.json?.error?.type ?? ''), path).not.toMatch(/procedure_not_found$/);
     }
+  });
+
+  it('the GET pages are documented with the content they answer, and liveness matches its schema', async () => {
+    const d = await doc();
+    for (const path of ['/v2/liveness', '/metrics', '/openapi.json']) {
+      const documented = d.paths[path]?.get?.responses?.['200'] as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined;
+      const res = await get(srv(), path);
+      expect(res.status, path).toBe(200);
+      const type = String(res.headers.get('content-type')).split(';')[0] ?? '';
+      expect(Object.keys(documented?.content ?? {}), path).toEqual([type]);
+    }
+    const schema = (d.paths['/v2/liveness']?.get?.responses?.['200'] as { content: Record<string, { schema: Record<string, unknown> }> }).content['application/json']?.schema;
+    const validate = new Ajv2020({ strict: false }).compile(schema ?? false);
+    expect(validate((await get(srv(), '/v2/liveness')).json), JSON.stringify(validate.errors)).toBe(true);
   });
 });
