@@ -16,9 +16,38 @@ function location(instancePath: string): string {
   return 'body' + instancePath.split('/').slice(1).map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg.replace(/~1/g, '/').replace(/~0/g, '~')}`)).join('');
 }
 
-/** ajv errors → one ValidationItem each, with messages that name the field. */
+/**
+ * A failed anyOf (a nullable field: `[schema, {type: null}]`) counts as one failure: ajv
+ * reports every branch's errors and then the anyOf's own. Kept: the errors of the branches
+ * whose type the value has (`body.value must be >= 0`); when it has none of their types, one
+ * type error naming them all (`must be integer or null`).
+ */
+function collapseAnyOf(errors: readonly ErrorObject[]): ErrorObject[] {
+  const dropped = new Set<ErrorObject>();
+  const replaced = new Map<ErrorObject, ErrorObject>();
+  for (const anyOf of errors.filter((e) => e.keyword === 'anyOf')) {
+    const prefix = `${anyOf.schemaPath}/`;
+    const branches = new Map<string, ErrorObject[]>();
+    for (const e of errors) {
+      if (!e.schemaPath.startsWith(prefix)) continue;
+      const branch = e.schemaPath.slice(prefix.length).split('/')[0] ?? '';
+      branches.set(branch, [...(branches.get(branch) ?? []), e]);
+    }
+    const wrongType = (e: ErrorObject): boolean => e.keyword === 'type' && e.instancePath === anyOf.instancePath;
+    const ofItsType = [...branches.values()].filter((list) => !list.some(wrongType));
+    for (const list of branches.values()) if (ofItsType.length === 0 || list.some(wrongType)) for (const e of list) dropped.add(e);
+    if (ofItsType.length > 0) dropped.add(anyOf);
+    else {
+      const types = new Set([...branches.values()].flatMap((list) => list.filter(wrongType).map((e) => String((e.params as { type: unknown }).type))));
+      replaced.set(anyOf, { ...anyOf, keyword: 'type', params: { type: [...types].join(' or ') } });
+    }
+  }
+  return errors.flatMap((e) => replaced.get(e) ?? (dropped.has(e) ? [] : [e]));
+}
+
+/** ajv errors → one ValidationItem per failure, with messages that name the field. */
 export function fromAjv(errors: readonly ErrorObject[], procedure: string): ValidationItem[] {
-  return errors.map((e): ValidationItem => {
+  return collapseAnyOf(errors).map((e): ValidationItem => {
     const at = location(e.instancePath);
     const p = e.params as Record<string, unknown>;
     switch (e.keyword) {

@@ -25,6 +25,14 @@ describe('keys.updateCredits 400', () => {
     expect400(await call(srv(), 'keys.updateCredits', { keyId: limited.keyId, ...body }), field);
   });
 
+  it('a failure of a nullable field is one entry of error.errors, naming the branch the value matches', async () => {
+    for (const [value, message] of [[-1, 'body.value must be >= 0'], [2 ** 53, 'body.value must be <= 9007199254740991'], ['5', 'body.value must be integer or null']] as const) {
+      const res = await call(srv(), 'keys.updateCredits', { keyId: limited.keyId, operation: 'set', value });
+      expect(res.status).toBe(400);
+      expect(res.json.error.errors, JSON.stringify(value)).toEqual([{ location: 'body.value', message }]);
+    }
+  });
+
   it.each(['increment', 'decrement'])('%s on an unlimited key → 400', async (operation) => {
     expect400(await call(srv(), 'keys.updateCredits', { keyId: unlimited.keyId, operation, value: 1 }), 'unlimited');
     expect(await getKey(srv(), unlimited.keyId)).not.toHaveProperty('credits');
