@@ -77,7 +77,7 @@ pub fn verify(body: &[u8]) -> Option<VerifyBody<'_>> {
 fn named_limit<'a>(r: &mut Plain<'a>) -> Option<Named<'a>> {
     let (mut name, mut cost, mut limit, mut duration) = (None, None, None, None);
     r.object(|field, r| match field {
-        b"name" => once(&mut name, r.string(1, 255)?),
+        b"name" => once(&mut name, r.string(3, 255)?),
         b"cost" => once(&mut cost, r.int(0, MAX_VERIFY_COST)?),
         b"limit" => once(&mut limit, r.int(0, MAX_SAFE)?),
         b"duration" => once(&mut duration, r.int(DURATION_MS.0, DURATION_MS.1)?),

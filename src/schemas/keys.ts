@@ -117,7 +117,7 @@ export const rolesResponse: JsonSchema = { type: 'array', items: roleResponse };
 export const permissionsResponse: JsonSchema = { type: 'array', items: permissionResponse };
 export { keyResponse, emptyObject };
 
-const limitName: JsonSchema = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001f]+$' };
+const limitName: JsonSchema = { type: 'string', minLength: 3, maxLength: 255, pattern: '^[^\\u0000-\\u001f]+$' };
 
 export const verifyKeyRequest = object(
   {

@@ -30,7 +30,7 @@ describe('keys.verifyKey 412', () => {
   });
 
   it('an unknown key naming an unknown limit is NOT_FOUND (200), not 412', async () => {
-    const res = await call(srv(), 'keys.verifyKey', { key: 'unknown_key_412', ratelimits: [{ name: 'x' }] });
+    const res = await call(srv(), 'keys.verifyKey', { key: 'unknown_key_412', ratelimits: [{ name: 'xyz' }] });
     expect(res.status).toBe(200);
     expect(res.json.data).toEqual({ valid: false, code: 'NOT_FOUND' });
   });
