@@ -180,7 +180,15 @@ pub fn parse_cached(input: &str) -> Result<Rc<Query>, SyntaxError> {
 /// Held permissions are the stored bytes (UTF-8); matching is byte-wise.
 pub fn holds(held: &[&[u8]], wanted: &str) -> bool {
     let wanted = wanted.as_bytes();
-    held.iter().any(|h| *h == wanted || h.strip_suffix(b"*").is_some_and(|prefix| wanted.starts_with(prefix)))
+    held.iter().any(|h| *h == wanted || covers(h, wanted))
+}
+
+/// The spec's wildcard (DESIGN.md): a held `documents.*` covers every `documents.…`
+/// permission. Only a last segment `*` is one; `doc*` or a bare `*` match only themselves.
+fn covers(held: &[u8], wanted: &[u8]) -> bool {
+    held.strip_suffix(b"*")
+        .filter(|prefix| prefix.ends_with(b"."))
+        .is_some_and(|prefix| wanted.len() > prefix.len() && wanted.starts_with(prefix))
 }
 
 pub fn evaluate(q: &Query, held: &[&[u8]]) -> bool {
@@ -233,7 +241,13 @@ mod tests {
         assert!(evaluate(&parse("documents.*").unwrap(), &held));
         assert!(!evaluate(&parse("documents.*").unwrap(), &[b"documents.read"]));
         assert!(!evaluate(&parse("documentsX").unwrap(), &held));
-        assert!(evaluate(&parse("anything").unwrap(), &[b"*"]));
+        assert!(evaluate(&parse("documents.read.deep").unwrap(), &held));
+        assert!(!evaluate(&parse("documents").unwrap(), &held));
+        // Only a last segment `*` is a wildcard.
+        assert!(!evaluate(&parse("anything").unwrap(), &[b"*"]));
+        assert!(evaluate(&parse("*").unwrap(), &[b"*"]));
+        assert!(!evaluate(&parse("document").unwrap(), &[b"doc*"]));
+        assert!(!evaluate(&parse("docs.x").unwrap(), &[b"doc*"]));
         assert!(parse_cached("a AND b").is_ok());
         assert!(parse_cached("a AND b").is_ok());
     }

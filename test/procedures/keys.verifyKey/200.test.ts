@@ -70,6 +70,16 @@ describe('keys.verifyKey 200', () => {
     expect(await verify({ key, permissions: 'admin' })).toMatchObject({ valid: false, code: 'INSUFFICIENT_PERMISSIONS' });
   });
 
+  it('only a last segment * is a wildcard: docs.* covers docs.read.own, not docs; doc* and a bare * match only themselves', async () => {
+    const { key } = await createKey({ permissions: ['docs.*', 'bil*', '*'] });
+    const code = async (permissions: string): Promise<string> => (await verify({ key, permissions })).code;
+    expect(await code('docs.read.own')).toBe('VALID');
+    expect(await code('docs')).toBe('INSUFFICIENT_PERMISSIONS');
+    expect(await code('billing.read')).toBe('INSUFFICIENT_PERMISSIONS');
+    expect(await code('anything')).toBe('INSUFFICIENT_PERMISSIONS');
+    expect(await code('bil* AND *')).toBe('VALID');
+  });
+
   it('rate limits: autoApply, named cost, RATE_LIMITED with exceeded:true', async () => {
     const { key } = await createKey({ credits: { remaining: 100 }, ratelimits: [{ name: 'base', limit: 3, duration: 3_600_000, autoApply: true }, { name: 'manual', limit: 1, duration: 3_600_000 }] });
     const first = await verify({ key });
