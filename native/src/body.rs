@@ -252,16 +252,16 @@ mod tests {
     #[test]
     fn reads_plain_verify_bodies() {
         assert_eq!(verify(br#"{"key":"sk_1"}"#).unwrap(), VerifyBody { key: "sk_1", cost: None, permissions: None, named: vec![] });
-        let b = verify(br#"{"key":"k","credits":{"cost":0},"permissions":"a AND (b OR c)","tags":["x","y"],"ratelimits":[{"name":"r"},{"name":"s","cost":3,"limit":0,"duration":1000}]}"#).unwrap();
+        let b = verify(br#"{"key":"k","credits":{"cost":0},"permissions":"a AND (b OR c)","tags":["x","y"],"ratelimits":[{"name":"rrr"},{"name":"sss","cost":3,"limit":0,"duration":1000}]}"#).unwrap();
         assert_eq!((b.cost, b.permissions), (Some(0), Some("a AND (b OR c)")));
-        assert_eq!(b.named, vec![Named { name: "r", cost: 1, ad_hoc: None }, Named { name: "s", cost: 3, ad_hoc: Some((0, 1000)) }]);
+        assert_eq!(b.named, vec![Named { name: "rrr", cost: 1, ad_hoc: None }, Named { name: "sss", cost: 3, ad_hoc: Some((0, 1000)) }]);
         assert_eq!(verify(br#"{"key":"k","ratelimits":[],"tags":[]}"#).unwrap().named, vec![]);
     }
 
     #[test]
     fn verify_bodies_out_of_the_plain_form() {
         let tags = format!("[{}]", vec!["\"t\""; 21].join(","));
-        let limits = format!("[{}]", vec![r#"{"name":"r"}"#; 101].join(","));
+        let limits = format!("[{}]", vec![r#"{"name":"rrr"}"#; 101].join(","));
         for body in [
             r#"{}"#.to_string(),
             r#"{"key":""}"#.to_string(),
@@ -269,7 +269,8 @@ mod tests {
             r#"{"key":"k","credits":{"cost":1000000000001}}"#.to_string(),
             r#"{"key":"k","credits":null}"#.to_string(),
             r#"{"key":"k","permissions":""}"#.to_string(),
-            r#"{"key":"k","ratelimits":[{"name":"r","limit":1}]}"#.to_string(),
+            r#"{"key":"k","ratelimits":[{"name":"rrr","limit":1}]}"#.to_string(),
+            r#"{"key":"k","ratelimits":[{"name":"rr"}]}"#.to_string(),
             r#"{"key":"k","ratelimits":[{"cost":1}]}"#.to_string(),
             r#"{"key":"k","tags":[""]}"#.to_string(),
             format!(r#"{{"key":"k","tags":{tags}}}"#),
