@@ -25,22 +25,6 @@ interface UwsResponse {
   endWithoutBody(reportedContentLength?: number, closeConnection?: boolean): UwsResponse;
 }
 
-/**
- * Ends `res` with `body`, or for a HEAD request with only the length `body` would have.
- * This uWS build's endWithoutBody(length) waits for that many body bytes and closes the
- * connection at the next request, and any argument to it (even undefined) is taken as a
- * length: so the length goes in as a header, and `close` as `Connection: close` (the client
- * closes; HEAD with close is a HEAD with a body, or one answered while draining).
- */
-function endWith(res: UwsResponse, body: string, head: boolean, close: boolean): void {
-  if (!head) {
-    res.end(body, close);
-    return;
-  }
-  res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
-  if (close) res.writeHeader('Connection', 'close');
-  res.endWithoutBody();
-}
 interface UwsRequest {
   getMethod(): string;
   getUrl(): string;
@@ -70,6 +54,23 @@ export function loadUws(): Uws {
     throw new Error(`${binary} is not the uWebSockets.js native binary`);
   }
   return uws;
+}
+
+/**
+ * Ends `res` with `body`, or for a HEAD request with only the length `body` would have.
+ * This uWS build's endWithoutBody(length) waits for that many body bytes and closes the
+ * connection at the next request, and any argument to it (even undefined) is taken as a
+ * length: so the length goes in as a header, and `close` as `Connection: close` (the client
+ * closes; HEAD with close is a HEAD with a body, or one answered while draining).
+ */
+function endWith(res: UwsResponse, body: string, head: boolean, close: boolean): void {
+  if (!head) {
+    res.end(body, close);
+    return;
+  }
+  res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
+  if (close) res.writeHeader('Connection', 'close');
+  res.endWithoutBody();
 }
 
 const STATUS_TEXT: Record<number, string> = {
