@@ -1416,9 +1416,8 @@ impl Syncer {
         Syncer { stop, handle }
     }
 
-    fn run(signal: &(Mutex<bool>, Condvar), generation: u64, file: &fs::File, interval: Duration) {
+    fn run((lock, cv): &(Mutex<bool>, Condvar), generation: u64, file: &fs::File, interval: Duration) {
         loop {
-            let (lock, cv) = signal;
             let deadline = Instant::now() + interval;
             let mut stopped = lock.lock().unwrap_or_else(PoisonError::into_inner);
             while !*stopped {

@@ -72,15 +72,23 @@ export function rawRequest(port: number, parts: (string | Buffer | number)[], ti
     socket.on('error', () => {
       /* surfaced by close */
     });
-    socket.once('connect', () => {
-      void (async () => {
-        for (const part of parts) {
-          if (socket.destroyed || result !== undefined) return;
-          if (typeof part === 'number') await new Promise((r) => setTimeout(r, part));
-          else socket.write(part);
-        }
-      })();
-    });
+    writeParts(socket, parts, () => result !== undefined);
+  });
+}
+
+/**
+ * Once `socket` connects, writes each part in turn (a number part = pause that many ms),
+ * stopping when the socket is destroyed or `done()` says the answer is in.
+ */
+function writeParts(socket: net.Socket, parts: readonly (string | Buffer | number)[], done: () => boolean): void {
+  socket.once('connect', () => {
+    void (async () => {
+      for (const part of parts) {
+        if (socket.destroyed || done()) return;
+        if (typeof part === 'number') await new Promise((r) => setTimeout(r, part));
+        else socket.write(part);
+      }
+    })();
   });
 }
 
@@ -116,14 +124,6 @@ export function exchange(port: number, parts: (string | number)[], until: RegExp
     socket.on('error', () => {
       /* surfaced by close */
     });
-    socket.once('connect', () => {
-      void (async () => {
-        for (const part of parts) {
-          if (socket.destroyed) return;
-          if (typeof part === 'number') await new Promise((r) => setTimeout(r, part));
-          else socket.write(part);
-        }
-      })();
-    });
+    writeParts(socket, parts, () => false);
   });
 }

@@ -116,11 +116,11 @@ describe('routing and methods', () => {
   });
 
   it('HEAD answers carry no body and keep the connection usable (GET page, procedure path, unknown path)', async () => {
-    const get = 'GET /v2/liveness HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
+    const liveness = 'GET /v2/liveness HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
     for (const [path, status] of [['/v2/liveness', 200], ['/v2/keys.verifyKey', 405], ['/nowhere', 404]] as const) {
       const head = `HEAD ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
       // Pipelined in one write, and again with the GET sent after the HEAD's answer.
-      for (const parts of [[head + get], [head, 150, get]]) {
+      for (const parts of [[head + liveness], [head, 150, liveness]]) {
         const stream = await exchange(server.port, parts, /"keyward is alive"\}\}$/);
         const [first = '', second = ''] = stream.split(/(?=HTTP\/1\.1 )/);
         expect(first, `${path}: ${stream}`).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
