@@ -40,7 +40,7 @@ describe('identities.listIdentities 200', () => {
     expect((await listAll({ search: 'acme' })).map((x) => x.externalId)).toEqual(['Customer.Acme']);
     expect((await listAll({ search: (ids[1] as string).toUpperCase() })).map((x) => x.id)).toEqual([ids[1]]);
     expect((await listAll({ search: 'user-', limit: 2 })).map((x) => x.externalId)).toEqual(all.filter((x) => x.externalId.startsWith('user-')).map((x) => x.externalId));
-    expect(await listAll({ search: 'nomatch' })).toEqual([]);
+    expect(await listAll({ search: 'no-match' })).toEqual([]);
   });
 
   it('a root key with per-identity grants sees only those identities', async () => {
