@@ -16,6 +16,7 @@ const oldSpaceUsed = (): number => getHeapSpaceStatistics().find((s) => s.space_
 describe('a turn that wrote', () => {
   it('allocates nothing in the old space when its replies leave', async () => {
     const TURNS = 20_000;
+    const LIMIT = 256 * 1024;
     let sent = 0;
     const reply = { send: () => void sent++, fail: (err: unknown) => { throw err; } };
     const turn = async (): Promise<void> => {
@@ -27,11 +28,17 @@ describe('a turn that wrote', () => {
     // Young garbage, so that several scavenges move the module's long-lived objects to the
     // old space, where they are in a running server.
     for (let i = 0; i < 200_000; i++) new Array(16).fill(i);
-    const before = oldSpaceUsed();
-    for (let i = 0; i < TURNS; i++) await turn();
-    const grown = oldSpaceUsed() - before;
-    expect(sent).toBe(TURNS + 500);
+    // The least growth of three measurements: the regression left its garbage in every one,
+    // while other promotions (the suite's other work in this process) come and go.
+    let least = Infinity;
+    let attempts = 0;
+    for (; attempts < 3 && least >= LIMIT; attempts++) {
+      const before = oldSpaceUsed();
+      for (let i = 0; i < TURNS; i++) await turn();
+      least = Math.min(least, oldSpaceUsed() - before);
+    }
+    expect(sent).toBe(500 + attempts * TURNS);
     // A new table per turn left 1.1 MB here (20,000 turns); without it about 10 KB remain.
-    expect(grown).toBeLessThan(256 * 1024);
+    expect(least).toBeLessThan(LIMIT);
   });
 });
