@@ -48,9 +48,14 @@ describe('@unkey/ratelimit', () => {
   it('the cached refusal expires at reset and the next call reaches the server again', async () => {
     const rl = new Ratelimit({ rootKey: srv().rootKey, namespace: uniq('sdk'), limit: 1, duration: 1_000, baseUrl: srv().url });
     expect(await rl.limit('u')).toMatchObject({ success: true });
+    const asked = Date.now();
     const refused = await rl.limit('u');
     if (refused.success) return; // crossed a 1 s bucket boundary between the two calls: nothing to check
-    expect(refused.reset).toBeGreaterThan(Date.now() - 5);
+    // An absolute ms timestamp: the end of the bucket the call was counted in, so later than the
+    // call was made and at most one bucket after its answer. (Not compared with the clock after
+    // the answer: the bucket may end while the answer is on its way.)
+    expect(refused.reset).toBeGreaterThan(asked);
+    expect(refused.reset).toBeLessThanOrEqual(Date.now() + 1_000);
     const before = await limitCalls();
     await new Promise((r) => setTimeout(r, Math.max(0, refused.reset - Date.now()) + 150));
     const after = await rl.limit('u');
@@ -86,13 +91,15 @@ describe('@unkey/api ratelimit namespace', () => {
   it('limit, multiLimit, setOverride, getOverride, listOverrides (every page), deleteOverride', async () => {
     const u = sdk();
     const namespace = uniq('api');
-    const l = await u.ratelimit.limit({ namespace, identifier: 'a', limit: 3, duration: 60_000 });
+    // `a` is counted by two calls in a row: an hour, so that no bucket boundary (epoch-aligned)
+    // falls between them.
+    const l = await u.ratelimit.limit({ namespace, identifier: 'a', limit: 3, duration: 3_600_000 });
     expect(l.meta.requestId).toMatch(/^req_/);
     expect(l.data).toMatchObject({ success: true, limit: 3, remaining: 2 });
     expect(l.data.overrideId).toBeUndefined();
 
     const m = await u.ratelimit.multiLimit([
-      { namespace, identifier: 'a', limit: 3, duration: 60_000, cost: 1 },
+      { namespace, identifier: 'a', limit: 3, duration: 3_600_000, cost: 1 },
       { namespace, identifier: 'b', limit: 1, duration: 60_000, cost: 2 },
     ]);
     expect(m.data.passed).toBe(false);

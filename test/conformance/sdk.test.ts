@@ -33,6 +33,9 @@ interface SdkCall {
   check(result: unknown, state: State): void;
 }
 
+/** The ad-hoc limit's window: the next row must land in the same (epoch-aligned) bucket. */
+const ADHOC_MS = 3_600_000;
+
 const need = <T>(v: T | undefined, what: string): T => {
   if (v === undefined) throw new Error(`${what} missing: an earlier row failed`);
   return v;
@@ -123,16 +126,16 @@ const CALLS: SdkCall[] = [
   },
   {
     name: 'keys.verifyKey (an ad-hoc limit: limit + duration in the request)',
-    run: (u, s) => u.keys.verifyKey({ key: need(s.key, 'key'), credits: { cost: 0 }, ratelimits: [{ name: 'sdk_adhoc', limit: 1, duration: 60_000 }] }),
+    run: (u, s) => u.keys.verifyKey({ key: need(s.key, 'key'), credits: { cost: 0 }, ratelimits: [{ name: 'sdk_adhoc', limit: 1, duration: ADHOC_MS }] }),
     check: (r) => {
       const res = r as Awaited<ReturnType<Unkey['keys']['verifyKey']>>;
       expect(res.data).toMatchObject({ valid: true, code: 'VALID', credits: 98 });
-      expect(res.data.ratelimits?.find((l) => l.name === 'sdk_adhoc')).toMatchObject({ id: '', limit: 1, duration: 60_000, remaining: 0, exceeded: false, autoApply: false });
+      expect(res.data.ratelimits?.find((l) => l.name === 'sdk_adhoc')).toMatchObject({ id: '', limit: 1, duration: ADHOC_MS, remaining: 0, exceeded: false, autoApply: false });
     },
   },
   {
     name: 'keys.verifyKey (the ad-hoc limit is used up: RATE_LIMITED)',
-    run: (u, s) => u.keys.verifyKey({ key: need(s.key, 'key'), credits: { cost: 0 }, ratelimits: [{ name: 'sdk_adhoc', limit: 1, duration: 60_000 }] }),
+    run: (u, s) => u.keys.verifyKey({ key: need(s.key, 'key'), credits: { cost: 0 }, ratelimits: [{ name: 'sdk_adhoc', limit: 1, duration: ADHOC_MS }] }),
     check: (r) => {
       const res = r as Awaited<ReturnType<Unkey['keys']['verifyKey']>>;
       expect(res.data).toMatchObject({ valid: false, code: 'RATE_LIMITED' });

@@ -3,6 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { bootstrapWorkspace, call, expectError, expectOk, rootKeyWith, type Server } from './server.js';
 
 export const MIN = 60_000;
+/**
+ * The longest window ratelimits.limit takes (30 days). Its buckets are aligned to the epoch like
+ * every window's, but a test spanning a few seconds (CLI spawns, restarts) crosses a bucket
+ * boundary only with probability ~1e-6, where an hourly window's exact counts would be off by
+ * one in ~1 of 1,000 runs (the previous bucket weighs floor(n · (1 − elapsed/duration))).
+ */
+export const LONG_WINDOW = 2_592_000_000;
 
 export function uniq(prefix = 'ns'): string {
   return `${prefix}-${randomBytes(5).toString('hex')}`;

@@ -53,13 +53,16 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
   const env = opts.env ?? {};
   if (env.KEYWARD_PORT !== undefined || Number(env.KEYWARD_THREADS ?? '1') <= 1) return spawnServer(dataDir, rootKey, env);
   // Several serving threads share one fixed port (KEYWARD_PORT=0 is refused with them): a
-  // random one, and another when the server finds it taken (it probes before binding).
+  // random one, and another when the server finds it taken: by its probe before binding, or
+  // by the bind itself (a port free at the probe can be taken before the bind, e.g. as the
+  // ephemeral port of a connection some other test opens meanwhile).
+  // Below Linux's default ephemeral range (32768–60999), where outgoing connections take theirs.
   for (let attempt = 1; ; attempt++) {
-    const port = String(20_000 + randomInt(30_000));
+    const port = String(20_000 + randomInt(12_000));
     try {
       return await spawnServer(dataDir, rootKey, { ...env, KEYWARD_PORT: port });
     } catch (err) {
-      if (attempt >= 5 || !/the port is in use/.test((err as Error).message)) throw err;
+      if (attempt >= 5 || !/the port is in use|: in use, or not a local address/.test((err as Error).message)) throw err;
     }
   }
 }

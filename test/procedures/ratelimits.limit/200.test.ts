@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../../helpers/live.js';
-import { createNamespace, limitOk, MIN, namespaceIdOf, uniq } from '../../helpers/ratelimits.js';
+import { createNamespace, limitOk, LONG_WINDOW, MIN, namespaceIdOf, uniq } from '../../helpers/ratelimits.js';
 import { call, expectOk, startServer } from '../../helpers/server.js';
 
 const srv = liveServer();
@@ -66,7 +66,8 @@ describe('ratelimits.limit 200', () => {
 
   it('a namespace is addressable by its rlns_ id after creation (same counters, no new namespace)', async () => {
     const ns = uniq();
-    const body = { identifier: 'by-id', limit: 3, duration: 3_600_000 };
+    // A long window: namespaceIdOf spawns the CLI between the counted calls.
+    const body = { identifier: 'by-id', limit: 3, duration: LONG_WINDOW };
     await limitOk(srv(), { ...body, namespace: ns });
     const id = await namespaceIdOf(srv(), ns);
     expect(id).toMatch(/^rlns_/);
@@ -126,7 +127,8 @@ describe('an identifier that reads like the stored digest of a long one', () => 
 describe('ratelimits.limit across a restart', () => {
   it('windows survive stop + start on the same data dir', async () => {
     const first = await startServer();
-    const body = { namespace: uniq(), identifier: 'persist', limit: 5, duration: 3_600_000 };
+    // A long window: server restarts lie between the counted calls.
+    const body = { namespace: uniq(), identifier: 'persist', limit: 5, duration: LONG_WINDOW };
     expect(await limitOk(first, { ...body, cost: 3 })).toMatchObject({ success: true, remaining: 2 });
     expect(await first.stop()).toBe(0);
     const second = await startServer({ dataDir: first.dataDir, rootKey: first.rootKey });

@@ -3,11 +3,12 @@
 // "Authentication and tenancy": Unkey's `ratelimit.` resource name is an alias).
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../../helpers/live.js';
-import { createNamespace, keyWith, limitOk, namespaceIdOf, uniq } from '../../helpers/ratelimits.js';
+import { createNamespace, keyWith, limitOk, LONG_WINDOW, namespaceIdOf, uniq } from '../../helpers/ratelimits.js';
 import { call, expectError, foreignRootKey } from '../../helpers/server.js';
 
 const srv = liveServer();
-const body = (namespace: string) => ({ namespace, identifier: 'u', limit: 5, duration: 3_600_000 });
+// A long window: some tests spawn the CLI (keyWith, namespaceIdOf) between counted calls.
+const body = (namespace: string) => ({ namespace, identifier: 'u', limit: 5, duration: LONG_WINDOW });
 
 describe('ratelimits.limit 403', () => {
   it('no or unknown root key → 401', async () => {

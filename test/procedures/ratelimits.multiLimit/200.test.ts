@@ -25,8 +25,9 @@ async function multi(items: unknown[], procedure = 'ratelimits.multiLimit'): Pro
 describe('ratelimits.multiLimit 200', () => {
   it('shape: {passed, limits:[{namespace, identifier, limit, remaining, reset, passed}]} in request order', async () => {
     const [a, b] = [uniq(), uniq()];
+    // `a` is counted again below: an hour, so that no bucket boundary (epoch-aligned) falls between.
     const data = await multi([
-      { namespace: a, identifier: 'x', limit: 5, duration: MIN, cost: 2 },
+      { namespace: a, identifier: 'x', limit: 5, duration: H, cost: 2 },
       { namespace: b, identifier: 'y', limit: 3, duration: 1_000 },
     ]);
     expect(Object.keys(data).sort()).toEqual(['limits', 'passed']);
@@ -35,10 +36,10 @@ describe('ratelimits.multiLimit 200', () => {
     expect(Object.keys(data.limits[0] ?? {}).sort()).toEqual(['identifier', 'limit', 'namespace', 'passed', 'remaining', 'reset']);
     expect(data.limits[0]).toMatchObject({ namespace: a, identifier: 'x', limit: 5, remaining: 3, passed: true });
     expect(data.limits[1]).toMatchObject({ namespace: b, identifier: 'y', limit: 3, remaining: 2, passed: true });
-    expect((data.limits[0]?.reset ?? 0) % MIN).toBe(0);
+    expect((data.limits[0]?.reset ?? 0) % H).toBe(0);
     expect((data.limits[1]?.reset ?? 0) % 1_000).toBe(0);
     // The counters moved, as with ratelimits.limit.
-    expect(await limitOk(srv(), { namespace: a, identifier: 'x', limit: 5, duration: MIN, cost: 0 })).toMatchObject({ remaining: 3 });
+    expect(await limitOk(srv(), { namespace: a, identifier: 'x', limit: 5, duration: H, cost: 0 })).toMatchObject({ remaining: 3 });
   });
 
   it('one refused item: passed:false, nothing consumed, passing items report remaining with their cost added back', async () => {

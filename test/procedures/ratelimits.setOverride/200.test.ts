@@ -20,12 +20,14 @@ describe('ratelimits.setOverride 200', () => {
 
   it('an upsert keeps the id and replaces limit and duration at once', async () => {
     const ns = await createNamespace(srv());
-    const first = expectOk(await call(srv(), 'ratelimits.setOverride', { namespace: ns, identifier: 'u', limit: 1, duration: MIN }));
+    // Hour-long overrides: the two limit calls are compared by count, so no bucket boundary
+    // (epoch-aligned) may fall between them.
+    const first = expectOk(await call(srv(), 'ratelimits.setOverride', { namespace: ns, identifier: 'u', limit: 1, duration: H }));
     expect(await limitOk(srv(), { namespace: ns, identifier: 'u', limit: 100, duration: H })).toMatchObject({ limit: 1, remaining: 0, overrideId: first.overrideId });
-    const again = expectOk(await call(srv(), 'ratelimits.setOverride', { namespace: ns, identifier: 'u', limit: 3, duration: MIN }));
+    const again = expectOk(await call(srv(), 'ratelimits.setOverride', { namespace: ns, identifier: 'u', limit: 3, duration: H }));
     expect(again.overrideId).toBe(first.overrideId);
     expect(await limitOk(srv(), { namespace: ns, identifier: 'u', limit: 100, duration: H })).toMatchObject({ success: true, limit: 3, remaining: 1, overrideId: first.overrideId });
-    expect(expectOk(await call(srv(), 'ratelimits.getOverride', { namespace: ns, identifier: 'u' }))).toEqual({ overrideId: first.overrideId, identifier: 'u', limit: 3, duration: MIN });
+    expect(expectOk(await call(srv(), 'ratelimits.getOverride', { namespace: ns, identifier: 'u' }))).toEqual({ overrideId: first.overrideId, identifier: 'u', limit: 3, duration: H });
   });
 
   it('limit 0 is accepted and refuses every request (200 success:false, not a 500)', async () => {
