@@ -22,7 +22,8 @@ interface UwsResponse {
   writeStatus(status: string): UwsResponse;
   writeHeader(key: string, value: string): UwsResponse;
   end(body?: string, closeConnection?: boolean): UwsResponse;
-  endWithoutBody(reportedContentLength?: number, closeConnection?: boolean): UwsResponse;
+  /** Declared without its (length, close) parameters: see endWith, any argument breaks the connection. */
+  endWithoutBody(): UwsResponse;
 }
 
 interface UwsRequest {
