@@ -6,7 +6,7 @@ import { Unkey } from '@unkey/api';
 import { Overrides, Ratelimit } from '@unkey/ratelimit';
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../helpers/live.js';
-import { uniq } from '../helpers/ratelimits.js';
+import { HOUR, uniq } from '../helpers/ratelimits.js';
 import { get } from '../helpers/server.js';
 
 const srv = liveServer();
@@ -31,7 +31,7 @@ describe('@unkey/ratelimit', () => {
     const a = await rl.limit('user_1');
     expect(a).toMatchObject({ success: true, limit: 2, remaining: 1 });
     expect(a.reset).toBeGreaterThan(Date.now());
-    expect(a.reset % 3_600_000).toBe(0);
+    expect(a.reset % HOUR).toBe(0);
     expect(await rl.limit('user_1')).toMatchObject({ success: true, remaining: 0 });
     const refused = await rl.limit('user_1');
     expect(refused).toMatchObject({ success: false, limit: 2, remaining: 0 });
@@ -93,13 +93,13 @@ describe('@unkey/api ratelimit namespace', () => {
     const namespace = uniq('api');
     // `a` is counted by two calls in a row: an hour, so that no bucket boundary (epoch-aligned)
     // falls between them.
-    const l = await u.ratelimit.limit({ namespace, identifier: 'a', limit: 3, duration: 3_600_000 });
+    const l = await u.ratelimit.limit({ namespace, identifier: 'a', limit: 3, duration: HOUR });
     expect(l.meta.requestId).toMatch(/^req_/);
     expect(l.data).toMatchObject({ success: true, limit: 3, remaining: 2 });
     expect(l.data.overrideId).toBeUndefined();
 
     const m = await u.ratelimit.multiLimit([
-      { namespace, identifier: 'a', limit: 3, duration: 3_600_000, cost: 1 },
+      { namespace, identifier: 'a', limit: 3, duration: HOUR, cost: 1 },
       { namespace, identifier: 'b', limit: 1, duration: 60_000, cost: 2 },
     ]);
     expect(m.data.passed).toBe(false);

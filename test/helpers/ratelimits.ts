@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { bootstrapWorkspace, call, expectError, expectOk, rootKeyWith, type Server } from './server.js';
 
 export const MIN = 60_000;
+export const HOUR = 60 * MIN;
 /**
  * The longest window ratelimits.limit takes (30 days). Its buckets are aligned to the epoch like
  * every window's, but a test spanning a few seconds (CLI spawns, restarts) crosses a bucket

@@ -2,11 +2,10 @@
 // next limit call no longer uses it (reference/unkey-v2.md §1.3).
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../../helpers/live.js';
-import { createNamespace, limitOk, namespaceIdOf } from '../../helpers/ratelimits.js';
+import { createNamespace, limitOk, namespaceIdOf, HOUR as H } from '../../helpers/ratelimits.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 
 const srv = liveServer();
-const H = 3_600_000;
 
 describe('ratelimits.deleteOverride 200', () => {
   it('returns {}; the next limit call uses the request limit; getOverride → 404', async () => {

@@ -2,11 +2,10 @@
 // (reference/unkey-v2.md §1.3 ratelimit.multiLimit, §4.2).
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../../helpers/live.js';
-import { createNamespace, limitOk, MIN, namespaceIdOf, uniq } from '../../helpers/ratelimits.js';
+import { createNamespace, limitOk, MIN, namespaceIdOf, uniq, HOUR as H } from '../../helpers/ratelimits.js';
 import { call, expectOk } from '../../helpers/server.js';
 
 const srv = liveServer();
-const H = 3_600_000;
 
 interface Item {
   namespace: string;

@@ -2,11 +2,10 @@
 // namespace, ratelimits.*.create_namespace for new ones; a 403 consumes nothing.
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../../helpers/live.js';
-import { createNamespace, keyWith, limitOk, namespaceIdOf, uniq } from '../../helpers/ratelimits.js';
+import { createNamespace, keyWith, limitOk, namespaceIdOf, uniq, HOUR as H } from '../../helpers/ratelimits.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 
 const srv = liveServer();
-const H = 3_600_000;
 
 describe('ratelimits.multiLimit 403', () => {
   it('a grant for one namespace only → 403 for a batch spanning two; nothing consumed', async () => {

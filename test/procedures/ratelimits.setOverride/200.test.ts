@@ -2,11 +2,10 @@
 // id; takes effect on the next limit call (reference/unkey-v2.md §1.3, §4.3).
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../../helpers/live.js';
-import { createNamespace, limitOk, MIN, namespaceIdOf } from '../../helpers/ratelimits.js';
+import { createNamespace, limitOk, MIN, namespaceIdOf, HOUR as H } from '../../helpers/ratelimits.js';
 import { call, expectOk } from '../../helpers/server.js';
 
 const srv = liveServer();
-const H = 3_600_000;
 
 describe('ratelimits.setOverride 200', () => {
   it('returns exactly {overrideId} (rlor_…); both path prefixes', async () => {
