@@ -18,7 +18,7 @@
 //! written before are re-keyed at open (migrate.rs).
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
@@ -250,11 +250,22 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, sc
     Ok(())
 }
 
+thread_local! {
+    /// Whether this thread's last limit call changed state. Admitted calls write, so a
+    /// thread usually sees runs of them: while they last, a call outside an open batch goes
+    /// straight to the write transaction instead of first evaluating over a read-only view
+    /// (which every admitted call then evaluated twice); a refusal turns that off until the
+    /// next admitted call. Only a hint: either way the answer is the write path's.
+    static LAST_WROTE: Cell<bool> = const { Cell::new(true) };
+}
+
 /// Decides every request (all or nothing); the outcomes in request order are left in
 /// `scratch.out`: a JSON array when `many` (multiLimit), else the single outcome object.
 /// Returns what the call did to the store.
 pub fn limit(reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, scratch: &mut Scratch) -> Result<Effect, LimitError> {
-    hot::run(false, scratch, |v, s| evaluate(v, reqs, now_ms, many, s))
+    let effect = hot::run(LAST_WROTE.get(), scratch, |v, s| evaluate(v, reqs, now_ms, many, s))?;
+    LAST_WROTE.set(effect != Effect::Read);
+    Ok(effect)
 }
 
 /// `[{success, limit, remaining, reset, overrideId?}, …]`, or the bare object when not `many`.

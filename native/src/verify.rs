@@ -8,8 +8,6 @@
 //! are serialised by LMDB's writer lock and no update is lost).
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::counterlog;
 use crate::credits::{self, Credits};
@@ -73,30 +71,24 @@ impl From<DecodeError> for VerifyError {
 
 const NOT_FOUND: &str = "{\"valid\":false,\"code\":\"NOT_FOUND\"}";
 
-/// Hashes the SHA-256 digests in `WRITERS` by their first 8 bytes (already uniform).
-#[derive(Default)]
-struct DigestHasher(u64);
-
-impl Hasher for DigestHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut word = [0u8; 8];
-        let n = bytes.len().min(8);
-        word[..n].copy_from_slice(&bytes[..n]);
-        self.0 ^= u64::from_le_bytes(word);
-    }
-}
-
 thread_local! {
-    /// Hashes of keys whose last verification changed state (credits or limits): they skip
-    /// the read-only attempt. Only a hint: the write path re-reads everything.
-    static WRITERS: RefCell<HashSet<[u8; 32], BuildHasherDefault<DigestHasher>>> = RefCell::new(HashSet::default());
+    /// One bit per group of key hashes (`writer_bit`): set when the last verification of a key
+    /// of the group changed state (credits or limits), so that such keys skip the read-only
+    /// attempt. Only a hint: the write path re-reads everything, and a key that shares its
+    /// bit with another only costs a wasted attempt. A bitmap rather than a set of hashes: a
+    /// set of 100,000 writing keys missed the cache twice per verification (control bytes,
+    /// then the hash), where these 256 KiB mostly stay in it.
+    static WRITERS: RefCell<Vec<u64>> = RefCell::new(vec![0; WRITER_WORDS]);
 }
 
-const WRITERS_LIMIT: usize = 200_000;
+const WRITER_WORDS: usize = 1 << 15;
+
+/// The word and the mask of `hash`'s bit in `WRITERS`, from hash bytes the verification
+/// cache does not index by (verified.rs uses the first eight).
+fn writer_bit(hash: &[u8; 32]) -> (usize, u64) {
+    let n = u64::from_le_bytes(hash[8..16].try_into().expect("8 bytes")) as usize;
+    ((n >> 6) & (WRITER_WORDS - 1), 1 << (n & 63))
+}
 
 /// Verifies; the `data` JSON of the reply is left in `scratch.out`.
 pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, VerifyError> {
@@ -106,7 +98,8 @@ pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, Verify
         verified::count(true);
         return Ok(Effect::Read);
     }
-    let expect_writes = WRITERS.with(|w| w.borrow().contains(&hash));
+    let (word, bit) = writer_bit(&hash);
+    let expect_writes = WRITERS.with(|w| w.borrow()[word] & bit != 0);
     let keep = Cell::new(None);
     let effect = hot::run(expect_writes, scratch, |v, s| evaluate(v, req, &hash, s, reusable.then_some(&keep)))?;
     let wrote = effect != Effect::Read;
@@ -117,17 +110,7 @@ pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, Verify
         verified::with(|cache| cache.insert(entry));
     }
     if wrote != expect_writes {
-        WRITERS.with(|w| {
-            let mut w = w.borrow_mut();
-            if !wrote {
-                w.remove(&hash);
-            } else {
-                if w.len() >= WRITERS_LIMIT {
-                    w.clear();
-                }
-                w.insert(hash);
-            }
-        });
+        WRITERS.with(|w| w.borrow_mut()[word] ^= bit);
     }
     Ok(effect)
 }
@@ -182,6 +165,11 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scra
         json::raw(out, NOT_FOUND);
         return Ok(());
     }
+    // The counters this verification may read are named now and their index lines fetched
+    // together (counterlog::prefetch), while the records below are read.
+    let credits_key = credits::record_key(key.id);
+    let own = OwnWindows::of(&key);
+    counterlog::prefetch(std::iter::once(&credits_key).chain(&own.windows[..own.len]));
     let api_visible = match v.get(Table::APIS, key.api_id)? {
         Some(api) => {
             let api = records::api(api)?;
@@ -203,7 +191,6 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scra
         Some(id) => v.get(Table::IDENTITIES, id)?.map(records::identity).transpose()?,
         None => None,
     };
-    let credits_key = credits::record_key(key.id);
     let credits = counterlog::get(v, &credits_key)?.and_then(|c| Credits::decode(&c)).map(|c| c.refilled(req.now_ms).0);
     let reply = Reply { key: &key, roles: &roles, identity: identity.as_ref() };
 
@@ -229,7 +216,7 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scra
         .iter()
         .filter_map(|n| n.ad_hoc.map(|(limit, duration_ms)| RatelimitDef { id: b"", name: n.name.as_bytes(), limit, duration_ms, auto_apply: false }))
         .collect();
-    let checks = rate_limit_checks(v, req, &key, identity.as_ref(), &ad_hoc)?;
+    let checks = rate_limit_checks(v, req, &key, identity.as_ref(), &ad_hoc, &own)?;
     if checks.iter().any(|c| !c.decision.success) {
         reply.json(out, "RATE_LIMITED", credits.map(|c| c.remaining), Some((&checks, false)));
         return Ok(());
@@ -263,6 +250,7 @@ fn rate_limit_checks<'a>(
     key: &'a KeyRecord<'a>,
     identity: Option<&'a IdentityRecord<'a>>,
     ad_hoc: &'a [RatelimitDef<'a>],
+    own: &OwnWindows<'_>,
 ) -> Result<Vec<Check<'a>>, VerifyError> {
     // Ad-hoc limits (the last one of a name wins) shadow stored limits of the same name, and
     // key limits shadow identity limits of the same name.
@@ -297,12 +285,43 @@ fn rate_limit_checks<'a>(
             None if def.auto_apply => 1,
             None => continue,
         };
-        let window = window_key(scope, owner, def.name);
+        let window = own.get(scope, def.name).unwrap_or_else(|| window_key(scope, owner, def.name));
         let stored = counterlog::get(v, &window)?.and_then(|w| window::Window::decode(&w));
         let decision = window::decide(stored, req.now_ms, def.duration_ms, def.limit, cost);
         checks.push(Check { def, window, cost, decision });
     }
     Ok(checks)
+}
+
+/// The windows of the key's own automatic limits (the first `OWN_WINDOWS`), named once and
+/// fetched ahead (see `evaluate`). A key window's name depends only on the limit's name
+/// (`window_key("k", key id, name)`), so an ad-hoc limit of the same name finds it here too.
+struct OwnWindows<'a> {
+    names: [&'a [u8]; OWN_WINDOWS],
+    windows: [counterlog::Key; OWN_WINDOWS],
+    len: usize,
+}
+
+const OWN_WINDOWS: usize = 4;
+
+impl<'a> OwnWindows<'a> {
+    fn of(key: &KeyRecord<'a>) -> OwnWindows<'a> {
+        let mut own = OwnWindows { names: [&[]; OWN_WINDOWS], windows: [[0; 16]; OWN_WINDOWS], len: 0 };
+        for d in key.ratelimits.iter().filter(|d| d.auto_apply).take(OWN_WINDOWS) {
+            own.names[own.len] = d.name;
+            own.windows[own.len] = window_key("k", key.id, d.name);
+            own.len += 1;
+        }
+        own
+    }
+
+    /// The window of the limit `name` in `scope`, when it is named here.
+    fn get(&self, scope: &str, name: &[u8]) -> Option<counterlog::Key> {
+        if scope != "k" {
+            return None;
+        }
+        self.names[..self.len].iter().position(|n| *n == name).map(|i| self.windows[i])
+    }
 }
 
 struct Reply<'r, 'a> {
