@@ -208,9 +208,10 @@ fn with_string_bytes<R>(
 /// open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number,
 /// writeMap = true): void — writeMap false keeps commits on pwrite (store::open_env).
 pub fn open(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
-    // Both durability modes open the environment the same way (MDB_NOSYNC + fsync by sync()
-    // and the background syncer); `disk` mode's group commit calls sync() from TypeScript.
-    let _durability_disk = bool_arg(env, args[1], "durabilityDisk")?;
+    // `process` commits to the page cache (MDB_NOSYNC; the background syncer fsyncs); `disk`
+    // makes each commit's pages durable before its meta page (store::open), and its group
+    // commit calls sync() from TypeScript before replies leave.
+    let durability_disk = bool_arg(env, args[1], "durabilityDisk")?;
     let sync_interval_ms = number_arg(env, args[2], "syncIntervalMs")?;
     let initial_map_bytes = number_arg(env, args[3], "initialMapBytes")?;
     if !sync_interval_ms.is_finite() || !initial_map_bytes.is_finite() {
@@ -224,6 +225,7 @@ pub fn open(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
         sync_interval_ms: sync_interval_ms as u64,
         initial_map_bytes: initial_map_bytes as usize,
         write_map,
+        durable_commits: durability_disk,
     };
     let opened = with_string_bytes(env, args[0], |dir| match std::str::from_utf8(dir) {
         Ok(dir) if !dir.is_empty() => store::open(Path::new(dir), &opts),

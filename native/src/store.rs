@@ -188,6 +188,9 @@ pub struct OpenOptions {
     /// Write through a writable map (MDB_WRITEMAP) when the filesystem can reserve the map's
     /// disk blocks up front; false = always commit through pwrite. See `open`.
     pub write_map: bool,
+    /// `disk` durability: each commit makes its pages durable before it writes the meta page
+    /// that points at them (see `open`).
+    pub durable_commits: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -419,6 +422,19 @@ pub fn open(dir: &Path, opts: &OpenOptions) -> Result<()> {
         opts.initial_map_bytes
     };
     let (env, write_map, reserved, cached_to) = open_env(&dir, map_bytes, opts.write_map)?;
+    if opts.durable_commits {
+        // With MDB_NOSYNC a commit leaves its pages and its meta page in the page cache, which
+        // the kernel writes back in any order: a power loss before (or during) the fsync that
+        // follows can leave a meta page on disk that points at pages that are not, and LMDB
+        // opens the newest meta page, so the store would be corrupt, acknowledged data and
+        // all. MDB_NOMETASYNC fsyncs a commit's pages before it writes the meta page (and
+        // never reuses the pages of the two newest commits), so whatever subset reached the
+        // disk opens as one of the last commits; `sync` then makes that meta page durable
+        // before a reply leaves (src/store/durability.ts).
+        // SAFETY: the env is open and no transaction is active; both flags may be changed.
+        check("mdb_env_set_flags", unsafe { ffi::mdb_env_set_flags(env.env(), ffi::MDB_NOSYNC, 0) })?;
+        check("mdb_env_set_flags", unsafe { ffi::mdb_env_set_flags(env.env(), ffi::MDB_NOMETASYNC, 1) })?;
+    }
     let mut dead = 0;
     // SAFETY: the env is open. Clears reader slots left by killed processes.
     check("mdb_reader_check", unsafe {
@@ -1492,6 +1508,7 @@ pub(crate) mod tests {
                 sync_interval_ms: 0,
                 initial_map_bytes,
                 write_map: false,
+                durable_commits: false,
             };
             open(&self.dir, &opts).unwrap();
         }
@@ -1752,6 +1769,32 @@ pub(crate) mod tests {
         assert_eq!(kept, 3);
     }
 
+    /// The environment flags of the open store.
+    fn env_flags() -> u32 {
+        let mut flags = 0;
+        with_read(|store, _, _| {
+            // SAFETY: the env is open; mdb_env_get_flags only fills `flags`.
+            check("mdb_env_get_flags", unsafe { ffi::mdb_env_get_flags(store.env_ptr(), &mut flags) })
+        })
+        .unwrap();
+        flags
+    }
+
+    #[test]
+    fn disk_durability_syncs_a_commits_pages_before_its_meta_page() {
+        let f = Fixture::new("durable", 0);
+        let flags = env_flags();
+        assert!(flags & ffi::MDB_NOSYNC != 0 && flags & ffi::MDB_NOMETASYNC == 0, "process: commits reach the page cache only");
+        close().unwrap();
+        open(&f.dir, &OpenOptions { sync_interval_ms: 0, initial_map_bytes: 0, write_map: false, durable_commits: true }).unwrap();
+        let flags = env_flags();
+        assert!(flags & ffi::MDB_NOSYNC == 0, "disk: a commit fsyncs its pages");
+        assert!(flags & ffi::MDB_NOMETASYNC != 0, "disk: the meta page is made durable by sync()");
+        transaction(|| put(t("meta"), b"k", b"v")).unwrap();
+        sync().unwrap();
+        assert_eq!(get_vec(t("meta"), b"k").as_deref(), Some(&b"v"[..]));
+    }
+
     #[test]
     fn open_same_dir_is_noop_other_dir_is_rejected() {
         let f = Fixture::new("twice", 0);
@@ -1763,6 +1806,7 @@ pub(crate) mod tests {
                 sync_interval_ms: 0,
                 initial_map_bytes: 0,
                 write_map: true,
+                durable_commits: false,
             },
         );
         assert!(matches!(err, Err(StoreError::BadArgument(_))));
@@ -1775,7 +1819,7 @@ pub(crate) mod tests {
         close().unwrap();
         // Every background fsync now takes at least 600 ms, as on a disk behind on its writes.
         SLOW_SYNC_MS.store(600, Ordering::Relaxed);
-        let opts = OpenOptions { sync_interval_ms: 5, initial_map_bytes: 64 * 1024, write_map: false };
+        let opts = OpenOptions { sync_interval_ms: 5, initial_map_bytes: 64 * 1024, write_map: false, durable_commits: false };
         open(&f.dir, &opts).unwrap();
         std::thread::sleep(Duration::from_millis(100)); // the syncer is inside its fsync
         let before = stats().unwrap().map_bytes as usize;
@@ -1808,7 +1852,7 @@ pub(crate) mod tests {
     fn the_background_syncer_runs_at_the_lowest_priority() {
         let f = Fixture::new("syncer-priority", 64 * 1024);
         close().unwrap();
-        open(&f.dir, &OpenOptions { sync_interval_ms: 5, initial_map_bytes: 64 * 1024, write_map: false }).unwrap();
+        open(&f.dir, &OpenOptions { sync_interval_ms: 5, initial_map_bytes: 64 * 1024, write_map: false, durable_commits: false }).unwrap();
         let mut seen = None;
         for _ in 0..100 {
             seen = thread_priority("keyward-lmdb-sy"); // comm keeps 15 bytes of the name
@@ -1831,6 +1875,7 @@ pub(crate) mod tests {
                 sync_interval_ms: 5,
                 initial_map_bytes: 64 * 1024,
                 write_map: true,
+                durable_commits: false,
             },
         )
         .unwrap();
