@@ -272,7 +272,6 @@ fn prepare(v: &View<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The record of the counter `key` as `v` sees it (None: there is none).
 /// Starts reading where `get` will look in the index for each of `keys` (a hint; no effect
 /// on what any call returns), so that the reads of several counters overlap.
 pub fn prefetch<'k>(keys: impl IntoIterator<Item = &'k Key>) {
@@ -280,6 +279,7 @@ pub fn prefetch<'k>(keys: impl IntoIterator<Item = &'k Key>) {
     keys.into_iter().for_each(|key| index.live.prefetch(key));
 }
 
+/// The record of the counter `key` as `v` sees it (None: there is none).
 pub fn get(v: &View<'_>, key: &Key) -> Result<Option<Value>> {
     if store::in_transaction() {
         prepare(v)?;
