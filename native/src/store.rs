@@ -11,8 +11,10 @@
 //! - A write transaction lives in a thread-local (`ACTIVE`) for the duration of the
 //!   `transaction` body; `get`/`range`/`stats`/`sync` on that thread go through it (reads see
 //!   the transaction's own writes), `put`/`del` are only allowed inside it.
-//! - Durability: MDB_NOSYNC, so a commit reaches the OS page cache (a killed process loses
-//!   nothing); `sync()` and the optional background syncer fsync.
+//! - Durability: `process` commits with MDB_NOSYNC, so a commit reaches the OS page cache (a
+//!   killed process loses nothing; an OS crash can leave the store corrupt, see README), and
+//!   the optional background syncer fsyncs; `disk` commits with MDB_NOMETASYNC (each commit
+//!   fsyncs its pages before its meta page) and `sync()` makes the meta page durable.
 
 use std::cell::{Cell, RefCell};
 use std::ffi::CStr;
