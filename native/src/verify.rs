@@ -169,7 +169,7 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scra
     // together (counterlog::prefetch), while the records below are read.
     let credits_key = credits::record_key(key.id);
     let own = OwnWindows::of(&key);
-    counterlog::prefetch(std::iter::once(&credits_key).chain(&own.windows[..own.len]));
+    counterlog::prefetch(std::iter::once(&credits_key).chain(own.windows()));
     let api_visible = match v.get(Table::APIS, key.api_id)? {
         Some(api) => {
             let api = records::api(api)?;
@@ -297,8 +297,8 @@ fn rate_limit_checks<'a>(
 /// fetched ahead (see `evaluate`). A key window's name depends only on the limit's name
 /// (`window_key("k", key id, name)`), so an ad-hoc limit of the same name finds it here too.
 struct OwnWindows<'a> {
-    names: [&'a [u8]; OWN_WINDOWS],
-    windows: [counterlog::Key; OWN_WINDOWS],
+    /// (limit name, its window), the first `len` in use.
+    named: [(&'a [u8], counterlog::Key); OWN_WINDOWS],
     len: usize,
 }
 
@@ -306,13 +306,16 @@ const OWN_WINDOWS: usize = 4;
 
 impl<'a> OwnWindows<'a> {
     fn of(key: &KeyRecord<'a>) -> OwnWindows<'a> {
-        let mut own = OwnWindows { names: [&[]; OWN_WINDOWS], windows: [[0; 16]; OWN_WINDOWS], len: 0 };
+        let mut own = OwnWindows { named: [(&[], [0; 16]); OWN_WINDOWS], len: 0 };
         for d in key.ratelimits.iter().filter(|d| d.auto_apply).take(OWN_WINDOWS) {
-            own.names[own.len] = d.name;
-            own.windows[own.len] = window_key("k", key.id, d.name);
+            own.named[own.len] = (d.name, window_key("k", key.id, d.name));
             own.len += 1;
         }
         own
+    }
+
+    fn windows(&self) -> impl Iterator<Item = &counterlog::Key> {
+        self.named[..self.len].iter().map(|(_, window)| window)
     }
 
     /// The window of the limit `name` in `scope`, when it is named here.
@@ -320,7 +323,7 @@ impl<'a> OwnWindows<'a> {
         if scope != "k" {
             return None;
         }
-        self.names[..self.len].iter().position(|n| *n == name).map(|i| self.windows[i])
+        self.named[..self.len].iter().find(|(n, _)| *n == name).map(|&(_, window)| window)
     }
 }
 
