@@ -14,7 +14,8 @@ const MINUTE_MS = 60_000;
 
 /**
  * A new key with the old one's settings (name, meta, identity, expiry, credits, limits,
- * roles, permissions, recoverability, prefix and length); the old key expires
+ * roles, permissions, recoverability, prefix and length; its limits get ids of their own,
+ * as every limit of every key has); the old key expires
  * `expiration` ms from now, rounded up to a whole minute (0: at once), and no later than
  * it would have anyway, nor than MAX_EXPIRES_MS.
  */
@@ -26,7 +27,8 @@ export function rerollKey(input: { keyId: string; expiration: number }, ctx: Ctx
       if (ctx.vaultKey === undefined) throw vaultMissing();
     }
     const { key, start } = generateKey(old.prefix, old.byteLength);
-    const fresh: KeyRecord = { ...old, id: newId('key', ctx.nowMs), hash: keyHashBytes(key).toString('base64'), start, createdAtMs: ctx.nowMs };
+    const ratelimits = old.ratelimits.map((r) => ({ ...r, id: newId('rl', ctx.nowMs) }));
+    const fresh: KeyRecord = { ...old, id: newId('key', ctx.nowMs), hash: keyHashBytes(key).toString('base64'), start, createdAtMs: ctx.nowMs, ratelimits };
     delete fresh.updatedAtMs;
     if (old.vault !== undefined && ctx.vaultKey !== undefined) fresh.vault = seal(ctx.vaultKey, fresh.id, key);
     saveKey(fresh, undefined);

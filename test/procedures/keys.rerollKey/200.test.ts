@@ -52,8 +52,15 @@ describe('keys.rerollKey 200', () => {
     const before = await getKey(srv(), old.keyId);
     const data = await reroll(old.keyId, 0);
     const fresh = await getKey(srv(), data.keyId);
-    const strip = ({ keyId: _k, start: _s, createdAt: _c, updatedAt: _u, ...rest }: Record<string, unknown>) => rest;
+    type Limit = { id: string };
+    const limitIds = (k: Record<string, unknown>) => (k.ratelimits as Limit[]).map((r) => r.id);
+    const strip = ({ keyId: _k, start: _s, createdAt: _c, updatedAt: _u, ratelimits, ...rest }: Record<string, unknown>) => ({ ...rest, ratelimits: (ratelimits as Limit[]).map(({ id: _i, ...r }) => r) });
     expect(strip(fresh)).toEqual(strip(before));
+    // The copied limits are the new key's own, with ids of their own.
+    expect(limitIds(fresh)).toHaveLength(1);
+    expect(limitIds(fresh)[0]).toMatch(/^rl_/);
+    expect(limitIds(fresh)[0]).not.toBe(limitIds(before)[0]);
+    expect(limitIds(await getKey(srv(), old.keyId))).toEqual(limitIds(before));
     expect(fresh.credits).toEqual({ remaining: 5, refill: { interval: 'monthly', amount: 20, refillDay: 2 } });
     const v = await verify(srv(), data.key, { permissions: 'rr.role AND rr.direct' });
     expect(v).toMatchObject({ valid: true, name: 'rolled', meta: { m: [1, 2] }, identity: { externalId }, credits: 4 });
