@@ -86,6 +86,14 @@ describe('routing and methods', () => {
     }
   });
 
+  it('a path with UTF-8 in it is named as sent in the 404 detail', async () => {
+    const res = await rawRequest(server.port, [Buffer.from(postHead('ключ.createApi', { ...jsonHeaders(server), 'Content-Length': '2' }) + '{}')]);
+    expect(res.status).toBe(404);
+    expect(res.json.error.detail).toContain("'ключ.createApi'");
+    const page = await rawRequest(server.port, [Buffer.from('GET /ключ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n')]);
+    expect(page.json.error.detail).toContain('/ключ.');
+  });
+
   it('unknown top-level path → 404 envelope', async () => {
     expectError(await get(server, '/nope'), 404);
     expectError(await get(server, '/v1/apis.createApi'), 404);

@@ -20,16 +20,27 @@ export interface RatelimitInput {
 /**
  * meta → JSON text of at most `maxBytes` (a key's: 10 KB, the spec's bound). A number too
  * large for a double (JSON.parse reads `1e400` as Infinity, which JSON has no text for) is
- * refused rather than stored as null.
+ * refused, at its own location, rather than stored as null.
  */
 export function metaJson(meta: Record<string, unknown>, location = 'body.meta', maxBytes = MAX_META_BYTES): string {
-  const json = JSON.stringify(meta, (name, value: unknown) => {
-    if (typeof value === 'number' && !Number.isFinite(value)) throw invalidInput(location, `holds a number out of range${name === '' ? '' : ` at '${name}'`}`, 'use numbers within ±1.7976931348623157e308');
-    return value;
-  });
+  const outOfRange = nonFiniteAt(meta, location);
+  if (outOfRange !== undefined) throw invalidInput(outOfRange, 'is a number out of range', 'use numbers within ±1.7976931348623157e308');
+  const json = JSON.stringify(meta);
   const bytes = Buffer.byteLength(json, 'utf8');
   if (bytes > maxBytes) throw invalidInput(location, `must be at most ${maxBytes} bytes as JSON, got ${bytes}`);
   return json;
+}
+
+/** The location (as the validation errors write it) of the first non-finite number in `value`. */
+function nonFiniteAt(value: unknown, location: string): string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : location;
+  if (typeof value !== 'object' || value === null) return undefined;
+  const entries: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [`${location}[${i}]`, v]) : Object.entries(value).map(([k, v]) => [`${location}.${k}`, v]);
+  for (const [at, v] of entries) {
+    const found = nonFiniteAt(v, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** [refillAmount, refillDay] of the credits layout: (−1, 0) for none; monthly defaults to day 1. */

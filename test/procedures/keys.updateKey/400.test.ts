@@ -44,6 +44,16 @@ describe('keys.updateKey 400', () => {
     expect400(await call(srv(), 'keys.updateKey', { keyId: k.keyId, ...body }), field);
   });
 
+  it.each([
+    ['{"x":[1e400]}', 'body.meta.x[0]'],
+    ['{"a":{"b":-1e999}}', 'body.meta.a.b'],
+    ['{"n":1e400}', 'body.meta.n'],
+  ])('meta %s (a number out of a double\'s range) → 400 at %s', async (meta, location) => {
+    const res = await call(srv(), 'keys.updateKey', undefined, { rawBody: `{"keyId":"${k.keyId}","meta":${meta}}` });
+    expect400(res);
+    expect(res.json.error.errors).toEqual([expect.objectContaining({ location, message: 'is a number out of range' })]);
+  });
+
   it('a refused update changes nothing', async () => {
     const got = await getKey(srv(), k.keyId);
     expect(got.name).toBe('unchanged');
