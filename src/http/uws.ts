@@ -82,7 +82,8 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 const GET_PATHS = new Set(['/v2/liveness', '/metrics', '/openapi.json']);
-// application/json, with parameters; a charset, if named, must be UTF-8 (JSON's only encoding).
+// application/json, with parameters; a charset, if named, must be UTF-8 (JSON's only encoding)
+// or US-ASCII (a subset of it).
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 
@@ -90,7 +91,7 @@ function isJsonType(contentType: string): boolean {
   if (contentType === 'application/json') return true;
   if (!JSON_TYPE.test(contentType)) return false;
   const charset = CHARSET.exec(contentType)?.[1];
-  return charset === undefined || /^utf-?8$/i.test(charset);
+  return charset === undefined || /^(utf-?8|us-ascii)$/i.test(charset);
 }
 
 export interface ServerDeps {

@@ -177,11 +177,11 @@ describe('content type and body', () => {
     }
   });
 
-  it('application/json with a UTF-8 charset parameter is accepted; another charset → 415', async () => {
-    for (const ct of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'Application/JSON; charset=utf8', 'application/json; foo=bar']) {
+  it('application/json with a UTF-8 (or US-ASCII) charset parameter is accepted; another charset → 415', async () => {
+    for (const ct of ['application/json; charset=utf-8', 'application/json;charset="UTF-8"', 'Application/JSON; charset=utf8', 'application/json; foo=bar', 'application/json; charset=US-ASCII']) {
       expectOk(await call(server, 'apis.createApi', { name: 'charset' }, { headers: { 'Content-Type': ct } }));
     }
-    for (const ct of ['application/json; charset=latin1', 'application/json; charset=utf-16']) {
+    for (const ct of ['application/json; charset=latin1', 'application/json; charset=utf-16', 'application/json; charset=ascii-ish']) {
       expectError(await call(server, 'apis.createApi', { name: 'charset' }, { headers: { 'Content-Type': ct } }), 415, 'unsupported_media_type');
     }
   });
