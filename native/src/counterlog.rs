@@ -26,7 +26,21 @@
 //!   mdb_txn_commit, and only if the commit succeeded, so no thread reads a counter that was
 //!   not committed, nor misses one that was;
 //! - records another process appended are read in before the index is read (the log's last
-//!   key is past what the index has seen; once per write transaction).
+//!   key, or the stored `LogState::high`, is past what the index has seen), looked for only
+//!   when a transaction committed since the index last caught up (`Index::synced`, by LMDB
+//!   transaction id), which with one process is never;
+//! - a counter another process removed (`remove`: a key's credits) cannot be seen that way:
+//!   each removal is counted in `LogState::removals` and journaled in META (the counter's
+//!   name and the sequence number removed, the last `JOURNAL_KEEP` of them), and an index
+//!   whose count is behind takes the journaled ones out (or, when the journal no longer
+//!   reaches back far enough, reads the whole log again). Stale windows the sweeper deletes
+//!   are not counted: another process keeping one reads it as nothing, as it would read no
+//!   window.
+//!
+//! Sequence numbers are never given out twice: a transaction that deleted the log's last
+//! record stores the highest number given out (`LogState::high`), since the log's last key
+//! alone would hand that number out again, and another process, having seen it already,
+//! would never read the record that took it.
 //!
 //! Garbage: the commits that append pay `VISITS_PER_APPEND` visits of records per append,
 //! going on from where the last visit stopped (`gc_after`, back to the start after the end),
@@ -70,6 +84,51 @@ pub fn named(tag: u8, parts: &[&[u8]]) -> Key {
 
 type Value = [u8; RECORD_BYTES];
 const LOG: Table = Table::COUNTER_LOG;
+
+/// Table META: `LogState` (see the module comment); absent before the first transaction that
+/// needed it, which reads as all zeros.
+const LOG_STATE: &[u8] = b"counter_log_state";
+
+/// What every process sharing the store must know of the log beyond its records.
+#[derive(Clone, Copy, Default, PartialEq, Debug)]
+struct LogState {
+    /// The highest sequence number given out, when above the log's last key.
+    high: u64,
+    /// Live counters removed (`remove`) since the store was made.
+    removals: u64,
+}
+
+/// Table META: removal number n (u64 big-endian) after this prefix → the counter's name ‖ the
+/// sequence number removed (u64 little-endian). Only the last `JOURNAL_KEEP` are kept.
+const JOURNAL_PREFIX: &[u8] = b"counter_log_removed/";
+const JOURNAL_KEEP: u64 = 4096;
+
+fn journal_key(n: u64) -> [u8; JOURNAL_PREFIX.len() + 8] {
+    let mut key = [0u8; JOURNAL_PREFIX.len() + 8];
+    key[..JOURNAL_PREFIX.len()].copy_from_slice(JOURNAL_PREFIX);
+    key[JOURNAL_PREFIX.len()..].copy_from_slice(&n.to_be_bytes());
+    key
+}
+
+impl LogState {
+    fn read(v: &View<'_>) -> Result<LogState> {
+        match v.get(Table::META, LOG_STATE)? {
+            None => Ok(LogState::default()),
+            Some(b) if b.len() == 16 => Ok(LogState {
+                high: u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+                removals: u64::from_le_bytes(b[8..].try_into().expect("8 bytes")),
+            }),
+            Some(_) => Err(StoreError::BadArgument("meta.counter_log_state has the wrong size".into())),
+        }
+    }
+
+    fn encode(self) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        out[..8].copy_from_slice(&self.high.to_le_bytes());
+        out[8..].copy_from_slice(&self.removals.to_le_bytes());
+        out
+    }
+}
 const VISITS_PER_APPEND: usize = 3;
 /// Appends owed their garbage visits before a commit pays them (see the module comment).
 const GC_BATCH: usize = 64;
@@ -169,6 +228,12 @@ struct Index {
     generation: u64,
     /// The highest sequence number read or appended.
     high: u64,
+    /// `LogState::removals` as of the last read of the whole log or this process's own removals.
+    removals: u64,
+    /// The index holds everything committed up to this transaction id (`View::snapshot_id`;
+    /// 0: not known), and `state` is the `LogState` stored then.
+    synced: u64,
+    state: LogState,
     /// Garbage visits go on after this sequence number.
     gc_after: u64,
     /// Committed appends whose garbage visits are not paid yet (fewer than `GC_BATCH`).
@@ -176,7 +241,16 @@ struct Index {
     live: Live,
 }
 
-static INDEX: Mutex<Index> = Mutex::new(Index { generation: 0, high: 0, gc_after: 0, gc_debt: 0, live: Live(Vec::new()) });
+static INDEX: Mutex<Index> = Mutex::new(Index {
+    generation: 0,
+    high: 0,
+    removals: 0,
+    synced: 0,
+    state: LogState { high: 0, removals: 0 },
+    gc_after: 0,
+    gc_debt: 0,
+    live: Live(Vec::new()),
+});
 
 fn lock() -> MutexGuard<'static, Index> {
     INDEX.lock().unwrap_or_else(PoisonError::into_inner)
@@ -188,6 +262,8 @@ pub struct TxnLog {
     /// The index was read in for this transaction (`prepare`), setting the fields below.
     ready: bool,
     generation: u64,
+    /// The id this transaction commits as (`View::snapshot_id` + 1).
+    txn_id: u64,
     /// The first sequence number of this transaction's appends.
     first_seq: u64,
     next_seq: u64,
@@ -195,6 +271,12 @@ pub struct TxnLog {
     /// The index's `gc_debt` when the transaction began, then after `before_commit`.
     gc_debt: usize,
     appended: usize,
+    /// The stored `LogState` when the transaction began, then as `before_commit` leaves it.
+    state: LogState,
+    /// The highest sequence number it deleted (garbage, a stale window or a removed counter), 0 for none.
+    deleted_high: u64,
+    /// The live counters it removed (`remove`), with the sequence number each had.
+    removed: Vec<(Key, u64)>,
     /// Per changed key, its entry after this transaction (None: removed).
     changes: Map<Option<Entry>>,
 }
@@ -215,20 +297,43 @@ fn current(index: &Index, key: &Key) -> Option<Entry> {
 }
 
 impl Index {
-    /// Reads the log into the index when it was built for another open of the store, and
-    /// the records appended since it last looked (by another process) otherwise.
-    fn refresh(&mut self, v: &View<'_>) -> Result<()> {
+    /// Reads the log into the index when it was built for another open of the store or
+    /// another process removed counters since, and the records appended since it last looked
+    /// (by another process) otherwise. Returns the stored `LogState` `v` sees.
+    fn refresh(&mut self, v: &View<'_>) -> Result<LogState> {
         if self.generation != v.generation() {
             self.live = Live(Vec::new());
             self.generation = v.generation();
             self.high = 0;
+            self.removals = 0;
+            (self.synced, self.state) = (0, LogState::default());
             self.gc_after = 0;
             self.gc_debt = 0;
         }
-        let last = v.last_key(LOG)?.map_or(0, seq_of);
-        if last <= self.high {
-            return Ok(());
+        // Nothing was committed since the index last caught up (the usual case with one
+        // process), or `v` reads an older snapshot than the index holds already.
+        let snapshot = v.snapshot_id();
+        if snapshot <= self.synced {
+            return Ok(self.state);
         }
+        let state = LogState::read(v)?;
+        if state.removals > self.removals {
+            if self.high > 0 && !self.take_out_removed(v, state.removals)? {
+                self.live = Live(Vec::new());
+                self.high = 0;
+            }
+            self.removals = state.removals;
+        }
+        let last = v.last_key(LOG)?.map_or(0, seq_of).max(state.high);
+        if last > self.high {
+            self.read_from_high(v, last)?;
+        }
+        (self.synced, self.state) = (snapshot, state);
+        Ok(state)
+    }
+
+    /// Reads the records after `self.high` up to `last` into the index.
+    fn read_from_high(&mut self, v: &View<'_>, last: u64) -> Result<()> {
         let start = if self.high == 0 { Vec::new() } else { (self.high + 1).to_be_bytes().to_vec() };
         let live = &mut self.live;
         v.range(LOG, &start, None, usize::MAX, |k, record| {
@@ -238,6 +343,28 @@ impl Index {
         })?;
         self.high = self.high.max(last);
         Ok(())
+    }
+}
+
+impl Index {
+    /// Takes out the counters removed after `self.removals` up to `upto` (by the journal);
+    /// false when the journal no longer holds them all (the caller reads the whole log).
+    fn take_out_removed(&mut self, v: &View<'_>, upto: u64) -> Result<bool> {
+        if upto - self.removals > JOURNAL_KEEP {
+            return Ok(false);
+        }
+        for n in self.removals + 1..=upto {
+            let Some(entry) = v.get(Table::META, &journal_key(n))? else { return Ok(false) };
+            let (Some(key), Some(seq)) = (entry.get(..16), entry.get(16..24)) else {
+                return Err(StoreError::BadArgument("a counter_log_removed entry has the wrong size".into()));
+            };
+            let (key, seq): (Key, u64) = (key.try_into().expect("16 bytes"), u64::from_le_bytes(seq.try_into().expect("8 bytes")));
+            // A record of the name newer than the one removed was appended after the removal.
+            if self.live.get(&key).is_some_and(|e| e.seq <= seq) {
+                self.live.remove(&key);
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -254,7 +381,7 @@ fn split(record: &[u8]) -> Result<(Key, Value)> {
 
 /// Reads the log into the index now (at open, so the first call after it does not).
 pub fn load() -> Result<()> {
-    store::view(|v| lock().refresh(v))
+    store::view(|v| lock().refresh(v).map(|_| ()))
 }
 
 /// Readies this thread's write transaction for the log: the index is current and the
@@ -264,10 +391,10 @@ fn prepare(v: &View<'_>) -> Result<()> {
         return Ok(());
     }
     let mut index = lock();
-    index.refresh(v)?;
+    let state = index.refresh(v)?;
     store::with_txn_log(|l| {
         let next_seq = index.high + 1;
-        *l = TxnLog { ready: true, generation: index.generation, first_seq: next_seq, next_seq, gc_after: index.gc_after, gc_debt: index.gc_debt, ..TxnLog::default() };
+        *l = TxnLog { ready: true, generation: index.generation, txn_id: v.snapshot_id() + 1, first_seq: next_seq, next_seq, gc_after: index.gc_after, gc_debt: index.gc_debt, state, ..TxnLog::default() };
     });
     Ok(())
 }
@@ -323,7 +450,11 @@ pub fn remove(key: &Key) -> Result<bool> {
     store::view(prepare)?;
     let Some(Entry { seq, .. }) = current(&lock(), key) else { return Ok(false) };
     store::del_counter(LOG, &seq.to_be_bytes())?;
-    store::with_txn_log(|l| l.changes.insert(Digest(*key), None));
+    store::with_txn_log(|l| {
+        l.changes.insert(Digest(*key), None);
+        l.deleted_high = l.deleted_high.max(seq);
+        l.removed.push((*key, seq));
+    });
     Ok(true)
 }
 
@@ -340,6 +471,7 @@ fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
         Ok::<_, StoreError>(())
     })?;
     let mut deleted = 0;
+    let mut deleted_high = 0;
     let index = lock();
     // The index lines of all of them are read at once rather than one miss after another.
     for (_, key, _) in &visited {
@@ -354,28 +486,62 @@ fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
         }
         store::del_counter(LOG, &seq.to_be_bytes())?;
         deleted += 1;
+        deleted_high = *seq;
         if stale {
             store::with_txn_log(|l| l.changes.insert(Digest(*key), None));
         }
     }
     let at_end = visited.len() < max;
     let next = if at_end { 0 } else { visited.last().map_or(0, |v| v.0) };
-    store::with_txn_log(|l| l.gc_after = next);
+    store::with_txn_log(|l| {
+        l.gc_after = next;
+        l.deleted_high = l.deleted_high.max(deleted_high);
+    });
     Ok((deleted, at_end))
 }
 
 /// Before a write transaction commits (store.rs): the garbage visits owed for its appends
-/// and the earlier ones, once `GC_BATCH` are owed.
+/// and the earlier ones, once `GC_BATCH` are owed; then the `LogState` it changed.
 pub fn before_commit() -> Result<()> {
     let owed = store::with_txn_log(|l| if l.ready && l.appended > 0 { l.gc_debt + l.appended } else { 0 }).unwrap_or(0);
-    if owed == 0 {
+    if owed > 0 {
+        let pay = owed >= GC_BATCH;
+        if pay {
+            collect(owed * VISITS_PER_APPEND, None)?;
+        }
+        store::with_txn_log(|l| l.gc_debt = if pay { 0 } else { owed });
+    }
+    save_state()
+}
+
+/// Stores the `LogState` when this transaction changed it, and journals its removals: it
+/// removed live counters, or its deletions left the log's last key below the highest
+/// sequence number given out.
+fn save_state() -> Result<()> {
+    let Some((state, deleted_high, appended, removed, given_out)) = store::with_txn_log(|l| (l.state, l.deleted_high, l.appended, std::mem::take(&mut l.removed), l.next_seq.saturating_sub(1))) else {
+        return Ok(());
+    };
+    // Nothing deleted, or the record this transaction appended last (numbered `given_out`)
+    // is still there: the log's last key is `given_out` or above.
+    if removed.is_empty() && (deleted_high == 0 || (appended > 0 && deleted_high < given_out)) {
         return Ok(());
     }
-    let pay = owed >= GC_BATCH;
-    if pay {
-        collect(owed * VISITS_PER_APPEND, None)?;
+    let last = store::view(|v| Ok::<_, StoreError>(v.last_key(LOG)?.map_or(0, seq_of)))?;
+    let high = if last.max(state.high) < given_out { given_out } else { state.high };
+    let next = LogState { high, removals: state.removals + removed.len() as u64 };
+    for (n, (key, seq)) in (state.removals + 1..).zip(&removed) {
+        let mut entry = [0u8; 24];
+        entry[..16].copy_from_slice(key);
+        entry[16..].copy_from_slice(&seq.to_le_bytes());
+        store::put_counter(Table::META, &journal_key(n), &entry)?;
+        if n > JOURNAL_KEEP {
+            store::del_counter(Table::META, &journal_key(n - JOURNAL_KEEP))?;
+        }
     }
-    store::with_txn_log(|l| l.gc_debt = if pay { 0 } else { owed });
+    if next != state {
+        store::put_counter(Table::META, LOG_STATE, &next.encode())?;
+        store::with_txn_log(|l| l.state = next);
+    }
     Ok(())
 }
 
@@ -387,6 +553,8 @@ pub fn commit(log: TxnLog, commit: impl FnOnce() -> libc::c_int) -> libc::c_int 
         return commit();
     }
     let mut index = lock();
+    // A transaction that wrote nothing commits no new id (LMDB), so it says nothing of `synced`.
+    let wrote = !log.changes.is_empty() || log.deleted_high > 0;
     let rc = commit();
     if rc == 0 && index.generation == log.generation {
         for (key, change) in log.changes {
@@ -400,6 +568,11 @@ pub fn commit(log: TxnLog, commit: impl FnOnce() -> libc::c_int) -> libc::c_int 
             }
         }
         index.high = index.high.max(log.next_seq - 1);
+        index.removals = index.removals.max(log.state.removals);
+        // Prepared under the writer lock, the index held everything up to this commit.
+        if wrote {
+            (index.synced, index.state) = (log.txn_id, log.state);
+        }
         index.gc_after = log.gc_after;
         index.gc_debt = log.gc_debt;
     }

@@ -886,6 +886,16 @@ impl<'t> View<'t> {
         self.store.generation
     }
 
+    /// The id of the last write transaction committed when this view's snapshot was taken
+    /// (by any thread or process): two views with one id read the same data.
+    pub fn snapshot_id(&self) -> u64 {
+        // SAFETY: the view's txn is live for 't.
+        let id = unsafe { ffi::mdb_txn_id(self.txn) } as u64;
+        // A view inside this thread's write transaction reads through it, and a write
+        // transaction's id is the one it will commit as.
+        id - u64::from(in_transaction())
+    }
+
     /// The last key of the table, if it has any (slice lives as the view).
     pub fn last_key(&self, table: Table) -> Result<Option<&'t [u8]>> {
         let cursor = self.cursors.cursor(self.store, self.txn, table)?;
@@ -1041,8 +1051,9 @@ pub fn with_txn_log<R>(f: impl FnOnce(&mut TxnLog) -> R) -> Option<R> {
     ACTIVE.with(|a| a.borrow().as_ref().map(|t| f(&mut t.log.borrow_mut())))
 }
 
-/// `put` for the counters of the hot calls (a credit balance, a window): leaves the records
-/// epoch alone. Only for values no cached answer is computed from.
+/// `put` for the counters of the hot calls (a credit balance, a window) and the counter log's
+/// own state: leaves the records epoch alone. Only for values no cached answer is computed
+/// from.
 pub fn put_counter(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
     check_key(key)?;
     with_write(|store, txn, cursors| raw_put(cursors.cursor(store, txn, table)?, key, value))
