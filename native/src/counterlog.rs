@@ -84,6 +84,9 @@ pub fn named(tag: u8, parts: &[&[u8]]) -> Key {
 
 type Value = [u8; RECORD_BYTES];
 const LOG: Table = Table::COUNTER_LOG;
+const VISITS_PER_APPEND: usize = 3;
+/// Appends owed their garbage visits before a commit pays them (see the module comment).
+const GC_BATCH: usize = 64;
 
 /// Table META: `LogState` (see the module comment); absent before the first transaction that
 /// needed it, which reads as all zeros.
@@ -96,18 +99,6 @@ struct LogState {
     high: u64,
     /// Live counters removed (`remove`) since the store was made.
     removals: u64,
-}
-
-/// Table META: removal number n (u64 big-endian) after this prefix → the counter's name ‖ the
-/// sequence number removed (u64 little-endian). Only the last `JOURNAL_KEEP` are kept.
-const JOURNAL_PREFIX: &[u8] = b"counter_log_removed/";
-const JOURNAL_KEEP: u64 = 4096;
-
-fn journal_key(n: u64) -> [u8; JOURNAL_PREFIX.len() + 8] {
-    let mut key = [0u8; JOURNAL_PREFIX.len() + 8];
-    key[..JOURNAL_PREFIX.len()].copy_from_slice(JOURNAL_PREFIX);
-    key[JOURNAL_PREFIX.len()..].copy_from_slice(&n.to_be_bytes());
-    key
 }
 
 impl LogState {
@@ -129,9 +120,18 @@ impl LogState {
         out
     }
 }
-const VISITS_PER_APPEND: usize = 3;
-/// Appends owed their garbage visits before a commit pays them (see the module comment).
-const GC_BATCH: usize = 64;
+
+/// Table META: removal number n (u64 big-endian) after this prefix → the counter's name ‖ the
+/// sequence number removed (u64 little-endian). Only the last `JOURNAL_KEEP` are kept.
+const JOURNAL_PREFIX: &[u8] = b"counter_log_removed/";
+const JOURNAL_KEEP: u64 = 4096;
+
+fn journal_key(n: u64) -> [u8; JOURNAL_PREFIX.len() + 8] {
+    let mut key = [0u8; JOURNAL_PREFIX.len() + 8];
+    key[..JOURNAL_PREFIX.len()].copy_from_slice(JOURNAL_PREFIX);
+    key[JOURNAL_PREFIX.len()..].copy_from_slice(&n.to_be_bytes());
+    key
+}
 
 #[derive(Clone, Copy, Default)]
 struct Entry {
@@ -344,9 +344,7 @@ impl Index {
         self.high = self.high.max(last);
         Ok(())
     }
-}
 
-impl Index {
     /// Takes out the counters removed after `self.removals` up to `upto` (by the journal);
     /// false when the journal no longer holds them all (the caller reads the whole log).
     fn take_out_removed(&mut self, v: &View<'_>, upto: u64) -> Result<bool> {
