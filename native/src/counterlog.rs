@@ -228,10 +228,9 @@ struct Index {
     generation: u64,
     /// The highest sequence number read or appended.
     high: u64,
-    /// `LogState::removals` as of the last read of the whole log or this process's own removals.
-    removals: u64,
     /// The index holds everything committed up to this transaction id (`View::snapshot_id`;
-    /// 0: not known), and `state` is the `LogState` stored then.
+    /// 0: not known), and `state` is the `LogState` stored then: the removals it has taken
+    /// out are `state.removals`.
     synced: u64,
     state: LogState,
     /// Garbage visits go on after this sequence number.
@@ -244,7 +243,6 @@ struct Index {
 static INDEX: Mutex<Index> = Mutex::new(Index {
     generation: 0,
     high: 0,
-    removals: 0,
     synced: 0,
     state: LogState { high: 0, removals: 0 },
     gc_after: 0,
@@ -305,7 +303,6 @@ impl Index {
             self.live = Live(Vec::new());
             self.generation = v.generation();
             self.high = 0;
-            self.removals = 0;
             (self.synced, self.state) = (0, LogState::default());
             self.gc_after = 0;
             self.gc_debt = 0;
@@ -317,12 +314,9 @@ impl Index {
             return Ok(self.state);
         }
         let state = LogState::read(v)?;
-        if state.removals > self.removals {
-            if self.high > 0 && !self.take_out_removed(v, state.removals)? {
-                self.live = Live(Vec::new());
-                self.high = 0;
-            }
-            self.removals = state.removals;
+        if state.removals > self.state.removals && self.high > 0 && !self.take_out_removed(v, state.removals)? {
+            self.live = Live(Vec::new());
+            self.high = 0;
         }
         let last = v.last_key(LOG)?.map_or(0, seq_of).max(state.high);
         if last > self.high {
@@ -345,13 +339,13 @@ impl Index {
         Ok(())
     }
 
-    /// Takes out the counters removed after `self.removals` up to `upto` (by the journal);
+    /// Takes out the counters removed after `self.state.removals` up to `upto` (by the journal);
     /// false when the journal no longer holds them all (the caller reads the whole log).
     fn take_out_removed(&mut self, v: &View<'_>, upto: u64) -> Result<bool> {
-        if upto - self.removals > JOURNAL_KEEP {
+        if upto - self.state.removals > JOURNAL_KEEP {
             return Ok(false);
         }
-        for n in self.removals + 1..=upto {
+        for n in self.state.removals + 1..=upto {
             let Some(entry) = v.get(Table::META, &journal_key(n))? else { return Ok(false) };
             let (Some(key), Some(seq)) = (entry.get(..16), entry.get(16..24)) else {
                 return Err(StoreError::BadArgument("a counter_log_removed entry has the wrong size".into()));
@@ -566,7 +560,6 @@ pub fn commit(log: TxnLog, commit: impl FnOnce() -> libc::c_int) -> libc::c_int 
             }
         }
         index.high = index.high.max(log.next_seq - 1);
-        index.removals = index.removals.max(log.state.removals);
         // Prepared under the writer lock, the index held everything up to this commit.
         if wrote {
             (index.synced, index.state) = (log.txn_id, log.state);
