@@ -31,8 +31,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const stamp = new Date().toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
 const outDir = resolve(outIdx >= 0 ? argv[outIdx + 1] ?? '.' : join(ROOT, 'bench', 'results', stamp));
 const CFG = full
-  ? { keys: 100_000, identifiers: 1_000_000, rounds: 3, peakS: 5, stepS: 5, autocannonS: 5, connections: 64 }
-  : { keys: 20_000, identifiers: 100_000, rounds: 2, peakS: 1, stepS: 1, autocannonS: 1, connections: 64 };
+  ? { keys: 100_000, identifiers: 1_000_000, rounds: 3, peakS: 5, stepS: 5, warmupS: 1, autocannonS: 5, connections: 64 }
+  : { keys: 20_000, identifiers: 100_000, rounds: 2, peakS: 1, stepS: 1, warmupS: 0.5, autocannonS: 1, connections: 64 };
 const LOADS = [0.1, 0.5, 0.9];
 /** The rate at which the ceiling's p99 is measured with and without DAMON paused: about half of keyward's verify peak here. */
 const DAMON_PROBE_RPS = 35_000;
@@ -115,7 +115,7 @@ function requestLua(s: Scenario, prefix: string): string {
 // ---------------------------------------------------------------- progress display
 const t0 = performance.now();
 const totalSteps = SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.rounds + LOADS.length), 0) + 4 + SCENARIOS.length;
-const estimateS = 15 + 4 * CFG.stepS + totalSteps * 0.25 + SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.rounds * CFG.peakS + LOADS.length * CFG.stepS), 0) + SCENARIOS.length * CFG.autocannonS;
+const estimateS = 15 + 4 * (CFG.warmupS + CFG.stepS) + totalSteps * 0.25 + SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.rounds * CFG.peakS + LOADS.length * (CFG.warmupS + CFG.stepS)), 0) + SCENARIOS.length * CFG.autocannonS;
 let step = 0;
 let phase = '';
 let live = '';
@@ -210,12 +210,12 @@ async function measurePeak(s: Scenario, t: Target): Promise<PeakResult> {
   return { ...rest, server, wrkCores: wrkTicks / 100 / ((performance.now() - started) / 1000) };
 }
 
-/** An open-loop run with the CPUs held awake (when allowed; see lib/cpuWake.ts). */
+/** An open-loop run (after CFG.warmupS of warm-up) with the CPUs held awake (when allowed; see lib/cpuWake.ts). */
 async function openLoopAwake(run: Parameters<typeof runOpenLoop>[0], hold = true): Promise<LatencySummary> {
   const h = hold ? holdCpusAwake() : undefined;
   if (h !== undefined) Object.assign(wake, { held: h.held, reason: h.reason });
   try {
-    return await runOpenLoop(run);
+    return await runOpenLoop({ warmupS: CFG.warmupS, ...run });
   } finally {
     h?.release();
   }
@@ -672,7 +672,7 @@ function writeOutputs(): void {
       '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
       ...peakRows,
       '',
-      `Latency at fixed offered load (open loop, ${CFG.stepS} s per step; latency from the scheduled send time; "service p99" from the actual send; "send lag" = the generator's own lateness; "tick µs" = the generator's tick, 0 when it wakes for each request and answer (see Limits of the tools); "generator cores" = the CPU the generator used):`,
+      `Latency at fixed offered load (open loop, ${CFG.stepS} s per step after ${CFG.warmupS} s of warm-up not counted; latency from the scheduled send time; "service p99" from the actual send; "send lag" = the generator's own lateness; "tick µs" = the generator's tick, 0 when it wakes for each request and answer (see Limits of the tools); "generator cores" = the CPU the generator used):`,
       '',
       '| system | load | offered req/s | sent on schedule req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | service p99 ms | send lag p99 ms | tick µs | generator cores | server busy cores | server RSS MiB | other load (cores) | non-2xx + errors |',
       '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
@@ -718,7 +718,7 @@ function writeOutputs(): void {
     `- Systems, on the same machine and generators: keyward (one serving thread) with durability \`process\` and, afterwards, \`disk\` on the same store; a bare uWebSockets.js server answering every path with a reply of the same size as keyward's (the ceiling); node:http + Redis ${(m.redis ?? '').replace(/^Redis /, '')} with Lua scripts (EVALSHA) doing the same verification (hash lookup, disabled/expiry check, the same sliding-window limit, atomic credit decrement) and the same sliding-window limit, ioredis with auto-pipelining; rate-limiter-flexible's \`RateLimiterRedis\` through the same node:http server for the limit scenarios (note: a fixed window, not a sliding one).`,
     '- **Redis durability**: redis-server runs with `--save "" --appendonly no`: it keeps nothing across a crash, while keyward in `process` mode survives a process crash (LMDB, written at commit, not fsynced) and in `disk` mode a power loss. The Redis peer is therefore favoured on durability.',
     `- Peak throughput: wrk (Debian) \`-t1 -c${CFG.connections}\`, a Lua script building each request (random key / identifier). keyward (process), the ceiling and the Redis peers run side by side, and each scenario is measured in ${CFG.rounds} rounds of ${CFG.peakS} s per system, the systems one after another within a round in an order rotated from round to round; a cell's peak is its median round (the slower of two), so a slow phase of this shared VM falls on all systems alike and one bad round does not decide a ratio. keyward (disk) runs its ${CFG.rounds} rounds afterwards on the same store. Server CPU = utime + stime from /proc/<pid>/stat over the run (for the Redis peer: node:http process + redis-server); "busy cores" = CPU seconds ÷ wall seconds; "req/s per busy core" = req/s ÷ busy cores; RSS = largest VmRSS sampled every 200 ms; disk writes = \`write_bytes\` of /proc/<pid>/io over the run (what the server's processes made the kernel send to the disk, background fsyncs included; the Redis peer runs without persistence), per second and per request.`,
-    `- Latency: an open-loop generator (bench/native/openloop.c, one C thread with epoll, driven by bench/lib/openLoop.ts; ${CFG.connections} keep-alive connections; ticked from ${n0(TICKED_FROM_RPS)} req/s, see Limits of the tools): requests are due on a fixed schedule at 10%, 50% and 90% of that system's own wrk peak, wait for a free connection when all are busy, and their latency counts from the scheduled time, so stalls are not hidden (no coordinated omission). Percentiles from an HdrHistogram (raw histograms in raw.json, compressed base64, µs). During every open-loop run the bench holds a PM QoS request of 0 µs on /dev/cpu_dma_latency (bench/lib/cpuWake.ts, as latency benchmarks and tuned's latency-performance profile do), so idle CPUs poll instead of halting: on this VM a halted vCPU can take several ms to run again when a packet arrives, which otherwise decides the p99 of every system at low load — the do-nothing ceiling at ${n0(calibration.floorRps)} req/s: p99 ${f2(calibration.floorP99HeldMs)} ms held, ${f2(calibration.floorP99FreeMs)} ms not held${wake.held ? '' : ` (**not held in this run**: ${wake.reason})`}. Peaks (closed loop, CPUs busy) run without it. ${damon.paused ? `The bench also pauses the kernel's DAMON memory monitors (kdamond) from the calibration on, for peaks and open-loop runs alike (bench/lib/damon.ts; they are turned back on when the suite ends, by a watchdog process if the bench dies): this VM runs one on physical memory for the host's memory reclaim, sampling every 512 ms, and each sample stalls every process on the machine for about 2–3 ms, which an open-loop run counts in every request it delays — the do-nothing ceiling at ${n0(calibration.damonRps)} req/s: p99 ${f2(calibration.damonP99PausedMs)} ms paused, ${f2(calibration.damonP99RunningMs)} ms running.` : `DAMON: ${damon.reason} (the do-nothing ceiling at ${n0(calibration.damonRps)} req/s: p99 ${f2(calibration.damonP99PausedMs)} ms).`}`,
+    `- Latency: an open-loop generator (bench/native/openloop.c, one C thread with epoll, driven by bench/lib/openLoop.ts; ${CFG.connections} keep-alive connections; ticked from ${n0(TICKED_FROM_RPS)} req/s, see Limits of the tools): requests are due on a fixed schedule at 10%, 50% and 90% of that system's own wrk peak, wait for a free connection when all are busy, and their latency counts from the scheduled time, so stalls are not hidden (no coordinated omission). Each run first keeps the same schedule for ${CFG.warmupS} s on the same connections without counting it, as wrk2 does with its calibration period: the first few hundred ms of a run (new connections, and the bench process collecting the garbage of drawing the run's requests, on the same 2 cores) delayed several hundred requests by 2–7 ms in every system, the do-nothing ceiling included. Percentiles from an HdrHistogram (raw histograms in raw.json, compressed base64, µs). During every open-loop run the bench holds a PM QoS request of 0 µs on /dev/cpu_dma_latency (bench/lib/cpuWake.ts, as latency benchmarks and tuned's latency-performance profile do), so idle CPUs poll instead of halting: on this VM a halted vCPU can take several ms to run again when a packet arrives, which otherwise decides the p99 of every system at low load — the do-nothing ceiling at ${n0(calibration.floorRps)} req/s: p99 ${f2(calibration.floorP99HeldMs)} ms held, ${f2(calibration.floorP99FreeMs)} ms not held${wake.held ? '' : ` (**not held in this run**: ${wake.reason})`}. Peaks (closed loop, CPUs busy) run without it. ${damon.paused ? `The bench also pauses the kernel's DAMON memory monitors (kdamond) from the calibration on, for peaks and open-loop runs alike (bench/lib/damon.ts; they are turned back on when the suite ends, by a watchdog process if the bench dies): this VM runs one on physical memory for the host's memory reclaim, sampling every 512 ms, and each sample stalls every process on the machine for about 2–3 ms, which an open-loop run counts in every request it delays — the do-nothing ceiling at ${n0(calibration.damonRps)} req/s: p99 ${f2(calibration.damonP99PausedMs)} ms paused, ${f2(calibration.damonP99RunningMs)} ms running.` : `DAMON: ${damon.reason} (the do-nothing ceiling at ${n0(calibration.damonRps)} req/s: p99 ${f2(calibration.damonP99PausedMs)} ms).`}`,
     `- autocannon (programmatic, closed loop, ${CFG.connections} connections) runs once per scenario against keyward (process) as a cross-check of the Node-side view; its HDR histogram summaries are in raw.json.`,
     '',
     '## Limits of the tools',

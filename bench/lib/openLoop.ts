@@ -3,7 +3,8 @@
 // request goes out on an idle keep-alive connection, or waits in a queue when every
 // connection is busy; its latency is counted from the *scheduled* time, so a server stall
 // shows up in the percentiles instead of slowing the generator down (no coordinated
-// omission). A second histogram counts from the actual send (service time).
+// omission). A second histogram counts from the actual send (service time). An optional
+// warm-up runs the schedule first without counting it (`warmupS`).
 // The sending is done by bench/native/openloop.c (one C thread sleeping in epoll until the
 // next request is due), built to dist/bench/openloop by `scripts/setup.mjs --bench`: a Node
 // generator needs more CPU for the same rate on this 2-core machine and its timers fire at
@@ -43,6 +44,11 @@ export interface OpenLoopRun {
   generator?: string;
   /** Tick in µs (0: event-driven); TICK_US from TICKED_FROM_RPS on, 0 below, by default. */
   tickUs?: number;
+  /**
+   * Seconds of the same schedule run first, on the same connections, and not counted
+   * (openloop.c); 0 by default. Everything below describes the `durationS` after it.
+   */
+  warmupS?: number;
 }
 
 export interface LatencySummary {
@@ -70,6 +76,8 @@ export interface LatencySummary {
   generatorCores: number;
   /** The generator's tick in µs (0: event-driven): up to a tick of each latency is the generator's. */
   tickUs: number;
+  /** Seconds run before the measured part and not counted. */
+  warmupS: number;
   /** HdrHistogram (µs, from the scheduled time), compressed base64. */
   histogram: string;
 }
@@ -108,11 +116,11 @@ function tickOf(run: OpenLoopRun): number {
   return run.tickUs ?? (run.rate >= TICKED_FROM_RPS ? TICK_US : 0);
 }
 
-function runGenerator(run: OpenLoopRun, tickUs: number, requests: string, samples: string): Promise<GeneratorCounts> {
+function runGenerator(run: OpenLoopRun, tickUs: number, warmupS: number, requests: string, samples: string): Promise<GeneratorCounts> {
   return new Promise((resolve, reject) => {
     const args = [run.port, run.rate, run.durationS, run.connections].map(String);
     const generator = run.generator ?? GENERATOR;
-    const child = spawn(generator, [...args, requests, samples, String(tickUs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(generator, [...args, requests, samples, String(tickUs), String(warmupS)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -135,14 +143,15 @@ function runGenerator(run: OpenLoopRun, tickUs: number, requests: string, sample
 }
 
 export async function runOpenLoop(run: OpenLoopRun): Promise<LatencySummary> {
-  const total = Math.max(1, Math.round(run.rate * run.durationS));
+  const warmupS = run.warmupS ?? 0;
+  const total = Math.round(run.rate * warmupS) + Math.max(1, Math.round(run.rate * run.durationS));
   const tickUs = tickOf(run);
   const dir = benchTempDir('openloop-');
   const requests = join(dir, 'requests');
   const samples = join(dir, 'samples');
   try {
     writeFileSync(requests, requestsFile(run, total));
-    const counts = await runGenerator(run, tickUs, requests, samples);
+    const counts = await runGenerator(run, tickUs, warmupS, requests, samples);
     const raw = readFileSync(samples);
     const [nLat, nSvc, nLag] = [0, 1, 2].map((i) => raw.readUInt32LE(i * 4)) as [number, number, number];
     const values = new Uint32Array(raw.buffer, raw.byteOffset + 12, nLat + nSvc + nLag);
@@ -174,6 +183,7 @@ export async function runOpenLoop(run: OpenLoopRun): Promise<LatencySummary> {
       sendLagP99Ms: ms(lag, 99),
       generatorCores: counts.cpuS / counts.elapsedS,
       tickUs,
+      warmupS,
       histogram: hdr.encodeIntoCompressedBase64(hist),
     };
     hist.destroy();

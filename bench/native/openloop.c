@@ -18,15 +18,22 @@
 //    VM a sleep and a wake-up per request cost more than the request's own system calls,
 //    and that CPU is taken from the server when they share the machine.
 //
-// usage: openloop PORT RATE DURATION_S CONNECTIONS REQUESTS_FILE SAMPLES_FILE [TICK_US]
+// A warm-up (WARMUP_S, 0 by default) runs the same schedule for that long before the measured
+// DURATION_S, on the same connections: its requests are sent and answered but not counted
+// (as wrk2's calibration period), so the first moments of a run (new connections, the driver
+// process's own garbage collection after drawing the requests) are not measured as the
+// server's latency. Errors and non-2xx answers count in both.
+//
+// usage: openloop PORT RATE DURATION_S CONNECTIONS REQUESTS_FILE SAMPLES_FILE [TICK_US [WARMUP_S]]
 //   REQUESTS_FILE: u32le count, then count × (u32le length, raw HTTP/1.1 request bytes);
 //                  request i is entry i mod count.
 //   SAMPLES_FILE (written): u32le n_latency, n_service, n_lag, then the three arrays of u32le
-//                  microseconds: latency from the scheduled time (one per answered request,
-//                  plus the age of every request still unanswered at the end), from the actual
+//                  microseconds: latency from the scheduled time (one per answered measured
+//                  request, plus the age of every one still unanswered at the end), from the actual
 //                  send (service), and send − scheduled for requests sent on an idle connection
 //                  (the generator's own lateness).
-//   stdout: one JSON object of counters and the CPU seconds the generator used; stderr: "tick <completed> <elapsed s>" every 250 ms.
+//   stdout: one JSON object of the measured part's counters, duration and the CPU seconds the
+//           generator used in it; stderr: "tick <completed, warm-up included> <elapsed s>" every 250 ms.
 //   Exit 2 on bad usage or setup failure (message on stderr).
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -54,6 +61,7 @@ typedef struct {
   int busy;           // a request is in flight (or partly written)
   int dead;           // closed or failed; never used again
   int64_t scheduled, sent;
+  int measured;       // the request in flight is past the warm-up
   const uint8_t *out; // unwritten rest of the request
   uint32_t out_len;
   int want_out;       // EPOLLOUT is armed
@@ -75,6 +83,13 @@ static int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+// CPU seconds this process has used.
+static double cpu_seconds(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 static void record(samples_t *s, int64_t ns) {
@@ -151,12 +166,16 @@ static void load_requests(const char *path) {
 static int ep;
 static conn_t *conns;
 static int *idle, n_idle;
-static int64_t window_end;
-static uint64_t sent, sent_in_window, completed, non2xx, errors;
+static int64_t measure_start, window_end;
+// sent/completed_all/errors count every request; the others only the measured ones.
+static uint64_t sent, sent_measured, sent_in_window, completed, completed_all, non2xx, errors, measured_errors;
 static samples_t lat, svc, lag;
 
 static void kill_conn(conn_t *c) {
-  if (c->busy) errors++; // its request will never be answered
+  if (c->busy) { // its request will never be answered
+    errors++;
+    if (c->measured) measured_errors++;
+  }
   c->dead = 1;
   close(c->fd);
 }
@@ -182,11 +201,13 @@ static void send_on(int i, int64_t scheduled, int64_t now) {
   uint32_t r = (uint32_t)(sent % req_count);
   c->busy = 1;
   c->scheduled = scheduled;
+  c->measured = scheduled >= measure_start;
+  if (c->measured) sent_measured++;
   c->sent = now;
   c->out = reqs[r];
   c->out_len = req_lens[r];
   sent++;
-  if (now <= window_end) sent_in_window++;
+  if (now >= measure_start && now <= window_end) sent_in_window++;
   flush_conn(i);
 }
 
@@ -205,16 +226,17 @@ static int take_idle(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 7 && argc != 8) {
-    fprintf(stderr, "usage: openloop PORT RATE DURATION_S CONNECTIONS REQUESTS_FILE SAMPLES_FILE [TICK_US]\n");
+  if (argc < 7 || argc > 9) {
+    fprintf(stderr, "usage: openloop PORT RATE DURATION_S CONNECTIONS REQUESTS_FILE SAMPLES_FILE [TICK_US [WARMUP_S]]\n");
     return 2;
   }
   int port = atoi(argv[1]);
   double rate = atof(argv[2]), duration_s = atof(argv[3]);
   int nconn = atoi(argv[4]);
-  double tick_us = argc == 8 ? atof(argv[7]) : 0;
-  if (port <= 0 || port > 65535 || rate <= 0 || duration_s <= 0 || nconn <= 0 || !(tick_us >= 0 && tick_us <= 1e6)) {
-    fprintf(stderr, "openloop: PORT, RATE, DURATION_S and CONNECTIONS must be positive, TICK_US from 0 to 1000000\n");
+  double tick_us = argc >= 8 ? atof(argv[7]) : 0;
+  double warmup_s = argc == 9 ? atof(argv[8]) : 0;
+  if (port <= 0 || port > 65535 || rate <= 0 || duration_s <= 0 || nconn <= 0 || !(tick_us >= 0 && tick_us <= 1e6) || !(warmup_s >= 0 && warmup_s <= 3600)) {
+    fprintf(stderr, "openloop: PORT, RATE, DURATION_S and CONNECTIONS must be positive, TICK_US from 0 to 1000000, WARMUP_S from 0 to 3600\n");
     return 2;
   }
   const int64_t tick_ns = (int64_t)(tick_us * 1000);
@@ -244,21 +266,27 @@ int main(int argc, char **argv) {
     idle[n_idle++] = i;
   }
 
-  uint64_t total = (uint64_t)(rate * duration_s + 0.5);
-  if (total < 1) total = 1;
+  // Requests 0 .. warm-1 are the warm-up, warm .. total-1 the measured ones.
+  const uint64_t warm = (uint64_t)(rate * warmup_s + 0.5);
+  uint64_t measured_total = (uint64_t)(rate * duration_s + 0.5);
+  if (measured_total < 1) measured_total = 1;
+  const uint64_t total = warm + measured_total;
   const double interval_ns = 1e9 / rate;
   int64_t *queue = malloc(sizeof(int64_t) * total); // scheduled times waiting for a connection
   if (!queue) die("malloc queue");
   uint64_t q_head = 0, q_tail = 0, scheduled_count = 0;
 
   const int64_t start = now_ns();
-  window_end = start + (int64_t)(duration_s * 1e9);
+  measure_start = due_at(start, interval_ns, warm);
+  window_end = measure_start + (int64_t)(duration_s * 1e9);
   const int64_t deadline = window_end + GRACE_NS;
   int64_t next_tick = start + 250000000LL;
   struct epoll_event events[256];
   int full = 0; // the last epoll call filled `events`: more may be waiting
+  double cpu_at_measure = warm == 0 ? cpu_seconds() : -1;
   for (;;) {
     int64_t now = now_ns();
+    if (cpu_at_measure < 0 && now >= measure_start) cpu_at_measure = cpu_seconds();
     // Everything due by now: on an idle connection, else into the queue.
     uint64_t due = (uint64_t)((double)(now - start) / interval_ns) + 1;
     if (due > total) due = total;
@@ -267,16 +295,16 @@ int main(int argc, char **argv) {
       scheduled_count++;
       int i = take_idle();
       if (i >= 0) {
-        record(&lag, now - sched);
+        if (sched >= measure_start) record(&lag, now - sched);
         send_on(i, sched, now);
       } else {
         queue[q_tail++] = sched;
       }
     }
-    if (scheduled_count >= total && completed + errors >= total) break;
+    if (scheduled_count >= total && completed_all + errors >= total) break;
     if (now >= deadline) break;
     if (now >= next_tick) {
-      fprintf(stderr, "tick %llu %.3f\n", (unsigned long long)completed, (double)(now - start) / 1e9);
+      fprintf(stderr, "tick %llu %.3f\n", (unsigned long long)completed_all, (double)(now - start) / 1e9);
       next_tick += 250000000LL;
     }
 
@@ -330,9 +358,12 @@ int main(int argc, char **argv) {
       c->in_len -= len;
       if (!c->busy) continue; // an answer nobody asked for
       c->busy = 0;
-      completed++;
-      record(&lat, t - c->scheduled);
-      record(&svc, t - c->sent);
+      completed_all++;
+      if (c->measured) {
+        completed++;
+        record(&lat, t - c->scheduled);
+        record(&svc, t - c->sent);
+      }
       if (q_head < q_tail) send_on(i, queue[q_head++], t);
       else idle[n_idle++] = i;
     }
@@ -341,8 +372,9 @@ int main(int argc, char **argv) {
   const int64_t end = now_ns();
   // Unanswered requests count with their age, so a stall is not hidden.
   for (int i = 0; i < nconn; i++)
-    if (!conns[i].dead && conns[i].busy) record(&lat, end - conns[i].scheduled);
-  uint64_t timeouts = total - completed - errors;
+    if (!conns[i].dead && conns[i].busy && conns[i].measured) record(&lat, end - conns[i].scheduled);
+  // Measured requests neither answered nor lost with their connection.
+  uint64_t timeouts = measured_total - completed - measured_errors;
 
   FILE *out = fopen(argv[6], "wb");
   if (!out) die(argv[6]);
@@ -350,13 +382,12 @@ int main(int argc, char **argv) {
   int written = fwrite(counts, 4, 3, out) == 3 && fwrite(lat.v, 4, lat.n, out) == lat.n &&
                 fwrite(svc.v, 4, svc.n, out) == svc.n && fwrite(lag.v, 4, lag.n, out) == lag.n;
   if (fclose(out) != 0 || !written) die(argv[6]);
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  double cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  // The measured part's CPU (all of it when the run ended inside the warm-up).
+  double cpu_s = cpu_seconds() - (cpu_at_measure < 0 ? 0 : cpu_at_measure);
   printf("{\"total\":%llu,\"sent\":%llu,\"sentInWindow\":%llu,\"completed\":%llu,\"non2xx\":%llu,"
          "\"errors\":%llu,\"timeouts\":%llu,\"elapsedS\":%.6f,\"cpuS\":%.6f}\n",
-         (unsigned long long)total, (unsigned long long)sent, (unsigned long long)sent_in_window,
+         (unsigned long long)measured_total, (unsigned long long)sent_measured, (unsigned long long)sent_in_window,
          (unsigned long long)completed, (unsigned long long)non2xx, (unsigned long long)errors,
-         (unsigned long long)timeouts, (double)(end - start) / 1e9, cpu_s);
+         (unsigned long long)timeouts, (double)(end - measure_start) / 1e9, cpu_s);
   return 0;
 }

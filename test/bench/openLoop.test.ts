@@ -98,6 +98,19 @@ describe('open-loop generator', () => {
     expect(evented.p50Ms).toBeLessThan(r.p50Ms);
   });
 
+  it('runs the warm-up first on the same connections and counts only what follows it', async () => {
+    stallNext = 200;
+    // One connection: the warm-up's first request stalls 200 ms and the ~100 due meanwhile
+    // queue behind it; all of that is within the 0.4 s warm-up, which is not counted.
+    const r = await run({ rate: 500, durationS: 0.4, warmupS: 0.4, connections: 1, next: () => rawPost('/stall', '{}', 'Bearer x') });
+    expect(r.warmupS).toBe(0.4);
+    expect(r.sent).toBe(200);
+    expect(r.completed).toBe(200);
+    expect(r.errors).toBe(0);
+    expect(r.maxMs).toBeLessThan(100);
+    expect(r.sentRps).toBeGreaterThan(400); // the measured ones left on schedule
+  });
+
   it('counts requests on connections the server closes as errors, and ends', async () => {
     let i = 0;
     const r = await run({ rate: 1000, durationS: 0.2, connections: 4, next: () => rawPost(i++ === 5 ? '/close' : '/ok', '{}', 'Bearer x') });
