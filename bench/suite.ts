@@ -32,7 +32,7 @@ const stamp = new Date().toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z'
 const outDir = resolve(outIdx >= 0 ? argv[outIdx + 1] ?? '.' : join(ROOT, 'bench', 'results', stamp));
 const CFG = full
   ? { keys: 100_000, identifiers: 1_000_000, rounds: 3, peakS: 5, stepS: 5, warmupS: 1, autocannonS: 5, connections: 64 }
-  : { keys: 20_000, identifiers: 100_000, rounds: 2, peakS: 1, stepS: 1, warmupS: 0.5, autocannonS: 1, connections: 64 };
+  : { keys: 20_000, identifiers: 100_000, rounds: 2, peakS: 1, stepS: 0.75, warmupS: 0.25, autocannonS: 1, connections: 64 };
 const LOADS = [0.1, 0.5, 0.9];
 /** The rate at which the ceiling's p99 is measured with and without DAMON paused: about half of keyward's verify peak here. */
 const DAMON_PROBE_RPS = 35_000;
