@@ -61,7 +61,6 @@ typedef struct {
   int busy;           // a request is in flight (or partly written)
   int dead;           // closed or failed; never used again
   int64_t scheduled, sent;
-  int measured;       // the request in flight is past the warm-up
   const uint8_t *out; // unwritten rest of the request
   uint32_t out_len;
   int want_out;       // EPOLLOUT is armed
@@ -171,10 +170,15 @@ static int64_t measure_start, window_end;
 static uint64_t sent, sent_measured, sent_in_window, completed, completed_all, non2xx, errors, measured_errors;
 static samples_t lat, svc, lag;
 
+// A request scheduled at `scheduled` is measured (past the warm-up).
+static int measured(int64_t scheduled) {
+  return scheduled >= measure_start;
+}
+
 static void kill_conn(conn_t *c) {
   if (c->busy) { // its request will never be answered
     errors++;
-    if (c->measured) measured_errors++;
+    if (measured(c->scheduled)) measured_errors++;
   }
   c->dead = 1;
   close(c->fd);
@@ -201,8 +205,7 @@ static void send_on(int i, int64_t scheduled, int64_t now) {
   uint32_t r = (uint32_t)(sent % req_count);
   c->busy = 1;
   c->scheduled = scheduled;
-  c->measured = scheduled >= measure_start;
-  if (c->measured) sent_measured++;
+  if (measured(scheduled)) sent_measured++;
   c->sent = now;
   c->out = reqs[r];
   c->out_len = req_lens[r];
@@ -295,7 +298,7 @@ int main(int argc, char **argv) {
       scheduled_count++;
       int i = take_idle();
       if (i >= 0) {
-        if (sched >= measure_start) record(&lag, now - sched);
+        if (measured(sched)) record(&lag, now - sched);
         send_on(i, sched, now);
       } else {
         queue[q_tail++] = sched;
@@ -359,7 +362,7 @@ int main(int argc, char **argv) {
       if (!c->busy) continue; // an answer nobody asked for
       c->busy = 0;
       completed_all++;
-      if (c->measured) {
+      if (measured(c->scheduled)) {
         completed++;
         record(&lat, t - c->scheduled);
         record(&svc, t - c->sent);
@@ -372,7 +375,7 @@ int main(int argc, char **argv) {
   const int64_t end = now_ns();
   // Unanswered requests count with their age, so a stall is not hidden.
   for (int i = 0; i < nconn; i++)
-    if (!conns[i].dead && conns[i].busy && conns[i].measured) record(&lat, end - conns[i].scheduled);
+    if (!conns[i].dead && conns[i].busy && measured(conns[i].scheduled)) record(&lat, end - conns[i].scheduled);
   // Measured requests neither answered nor lost with their connection.
   uint64_t timeouts = measured_total - completed - measured_errors;
 
