@@ -367,9 +367,11 @@ pub fn stats(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     env.set_named(out, c"lastTxnId", env.double(s.last_txn_id as f64)?)?;
     env.set_named(out, c"entries", env.double(s.entries as f64)?)?;
     env.set_named(out, c"writeMap", env.boolean(s.write_map)?)?;
-    let (hits, misses) = verified::counts();
-    env.set_named(out, c"verifyCacheHits", env.double(hits as f64)?)?;
-    env.set_named(out, c"verifyCacheMisses", env.double(misses as f64)?)?;
+    let c = verified::counts();
+    env.set_named(out, c"verifyCacheHits", env.double(c.answer_hits as f64)?)?;
+    env.set_named(out, c"verifyCacheMisses", env.double(c.answer_misses as f64)?)?;
+    env.set_named(out, c"verifyCacheRecordHits", env.double(c.record_hits as f64)?)?;
+    env.set_named(out, c"verifyCacheRecordMisses", env.double(c.record_misses as f64)?)?;
     Ok(out)
 }
 

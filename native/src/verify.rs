@@ -93,43 +93,48 @@ fn writer_bit(hash: &[u8; 32]) -> (usize, u64) {
 /// Verifies; the `data` JSON of the reply is left in `scratch.out`.
 pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, VerifyError> {
     let hash = hash::sha256(req.key);
+    let cached = verified::with(|cache| cache.get(&hash));
     let reusable = req.query.is_none() && req.named.is_empty();
-    if reusable && reuse(req, &hash, scratch)? {
-        verified::count(true);
-        return Ok(Effect::Read);
+    if let Some(entry) = cached.as_deref().filter(|_| reusable) {
+        if reuse(req, entry, scratch)? {
+            verified::count_answer(true);
+            return Ok(Effect::Read);
+        }
     }
     let (word, bit) = writer_bit(&hash);
     let expect_writes = WRITERS.with(|w| w.borrow()[word] & bit != 0);
-    let keep = Cell::new(None);
-    let effect = hot::run(expect_writes, scratch, |v, s| evaluate(v, req, &hash, s, reusable.then_some(&keep)))?;
-    let wrote = effect != Effect::Read;
-    // Not kept when computed inside an open transaction that changed records: its epoch is
-    // not committed and would come back, for other records, if that transaction aborted.
-    if let Some(entry) = keep.take().filter(|_| !wrote && !store::uncommitted_record_change()) {
-        verified::count(false);
-        verified::with(|cache| cache.insert(entry));
+    let cache = CacheUse { cached: cached.as_deref(), reusable, record_hit: Cell::new(None), keep: Cell::new(None) };
+    let effect = hot::run(expect_writes, scratch, |v, s| evaluate(v, req, &hash, &cache, s))?;
+    if let Some(hit) = cache.record_hit.get() {
+        verified::count_record(hit);
     }
+    // Not kept when read inside an open transaction that changed records: its epoch is not
+    // committed and would come back, for other records, if that transaction aborted.
+    if let Some(entry) = cache.keep.take().filter(|_| !store::uncommitted_record_change()) {
+        if entry.answer().is_some() {
+            verified::count_answer(false);
+        }
+        verified::with(|c| c.insert(entry));
+    }
+    let wrote = effect != Effect::Read;
     if wrote != expect_writes {
         WRITERS.with(|w| w.borrow_mut()[word] ^= bit);
     }
     Ok(effect)
 }
 
-/// Answers from the verification cache when it holds this key's answer and that answer
-/// still holds for this caller, at this time, under the store's current records epoch.
-fn reuse(req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scratch) -> Result<bool, VerifyError> {
-    verified::with(|cache| {
-        let Some(entry) = cache.get(hash) else { return Ok(false) };
-        if entry.workspace_id() != req.workspace_id.as_bytes() || !api_allowed(req.allowed_apis, entry.api_id()) || entry.expired(req.now_ms) {
-            return Ok(false);
-        }
-        if store::view(|v| store::records_epoch(v))? != entry.epoch() {
-            cache.remove(hash);
-            return Ok(false);
-        }
-        scratch.answer_with(entry.answer());
-        Ok(true)
-    })
+/// Answers from the cache entry of this key when it holds an answer and that answer still
+/// holds for this caller, at this time, under the store's current records epoch.
+fn reuse(req: &Request<'_>, entry: &Entry, scratch: &mut Scratch) -> Result<bool, VerifyError> {
+    let Some(answer) = entry.answer() else { return Ok(false) };
+    if entry.workspace_id() != req.workspace_id.as_bytes() || !api_allowed(req.allowed_apis, entry.api_id()) || entry.expired(req.now_ms) {
+        return Ok(false);
+    }
+    if store::view(|v| store::records_epoch(v))? != entry.epoch() {
+        return Ok(false);
+    }
+    scratch.answer_with(answer);
+    Ok(true)
 }
 
 fn api_allowed(allowed: &str, api_id: &[u8]) -> bool {
@@ -151,16 +156,39 @@ fn window_key(scope: &'static str, owner: &[u8], name: &[u8]) -> counterlog::Key
     counterlog::named(counterlog::KEY_WINDOW, &[scope.as_bytes(), b"/", owner, b"/", name])
 }
 
-/// `keep`: for a request the cache may answer, set to the cache entry of an answer that
-/// depends on records alone (see verified.rs), else left None.
-fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scratch, keep: Option<&Cell<Option<Entry>>>) -> Result<(), VerifyError> {
+/// What an evaluation learns of and leaves for the verification cache (verified.rs).
+struct CacheUse<'c> {
+    /// This key's entry when the call began; used when read under the view's records epoch.
+    cached: Option<&'c Entry>,
+    /// The request is of the kind whose answer the cache may keep (no query, no named limits).
+    reusable: bool,
+    /// Where the last evaluation read the key's record: the cache (true) or the key table.
+    record_hit: Cell<Option<bool>>,
+    /// The entry the cache should have for this key after the call (the record, and the
+    /// answer when it depends on records alone), left None when the cache has that already.
+    keep: Cell<Option<Entry>>,
+}
+
+fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'_>, scratch: &mut Scratch) -> Result<(), VerifyError> {
     let out = &mut scratch.out;
     let answer_start = out.len();
-    let Some(key_bytes) = v.get(Table::KEY_RECORDS, hash)? else {
-        json::raw(out, NOT_FOUND);
-        return Ok(());
+    let epoch = store::records_epoch(v)?;
+    let cached = cache.cached.filter(|e| e.epoch() == epoch);
+    cache.record_hit.set(Some(cached.is_some()));
+    let key_bytes = match cached {
+        Some(entry) => entry.record(),
+        None => match v.get(Table::KEY_RECORDS, hash)? {
+            Some(bytes) => bytes,
+            None => {
+                json::raw(out, NOT_FOUND);
+                return Ok(());
+            }
+        },
     };
     let key = records::key(key_bytes)?;
+    if cached.is_none() {
+        cache.keep.set(Some(Entry::new(*hash, epoch, key.expires_at_ms, key.workspace_id, key.api_id, key_bytes, None)));
+    }
     if key.workspace_id != req.workspace_id.as_bytes() || !api_allowed(req.allowed_apis, key.api_id) {
         json::raw(out, NOT_FOUND);
         return Ok(());
@@ -238,8 +266,10 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], scratch: &mut Scra
         scratch.puts.push(&c.window, c.decision.next.encode());
     }
     reply.json(out, "VALID", balance, Some((&checks, true)));
-    if let Some(keep) = keep.filter(|_| credits.is_none() && checks.is_empty()) {
-        keep.set(Some(Entry::new(*hash, store::records_epoch(v)?, key.expires_at_ms, key.workspace_id, key.api_id, &out[answer_start..])));
+    // Such an answer changed nothing (no credits, no window), so it can be given again for as
+    // long as the records it was read from stay.
+    if cache.reusable && credits.is_none() && checks.is_empty() && cached.is_none_or(|e| e.answer().is_none()) {
+        cache.keep.set(Some(Entry::new(*hash, epoch, key.expires_at_ms, key.workspace_id, key.api_id, key_bytes, Some(&out[answer_start..]))));
     }
     Ok(())
 }

@@ -31,6 +31,10 @@ export interface StoreStats {
   verifyCacheHits: number;
   /** …and those of the kind it keeps that were computed in full (not kept yet, or a record changed since). */
   verifyCacheMisses: number;
+  /** Verifications computed in full that read the key's record from the cache… */
+  verifyCacheRecordHits: number;
+  /** …and those that read it from the key table (unknown keys included). */
+  verifyCacheRecordMisses: number;
 }
 
 export interface NativeModule {
@@ -56,8 +60,9 @@ export interface NativeModule {
   rootKeysVersion(): number;
   sha256Base64(input: StoreKey): string;
   /**
-   * Slots of each thread's verification cache (KEYWARD_VERIFY_CACHE; 0 turns it off): answers
-   * that depend on records alone, reused while no record changed (native/src/verified.rs).
+   * Slots of each thread's verification cache (KEYWARD_VERIFY_CACHE; 0 turns it off): key
+   * records, and answers that depend on records alone, reused while no record changed
+   * (native/src/verified.rs).
    */
   setVerifyCache(slots: number): void;
 }

@@ -98,6 +98,8 @@ export class Metrics {
       one('keyward_store_write_map', 'gauge', '1 when commits go through the writable map (KEYWARD_WRITE_MAP), 0 on pwrite.', store.writeMap ? 1 : 0);
       one('keyward_verify_cache_hits_total', 'counter', 'Verifications answered from the verification cache (KEYWARD_VERIFY_CACHE).', store.verifyCacheHits);
       one('keyward_verify_cache_misses_total', 'counter', 'Verifications of the kind the cache keeps that were computed in full (not kept yet, or a record changed since).', store.verifyCacheMisses);
+      one('keyward_verify_cache_record_hits_total', 'counter', "Verifications computed in full that read the key's record from the verification cache.", store.verifyCacheRecordHits);
+      one('keyward_verify_cache_record_misses_total', 'counter', 'Verifications computed in full that read the key table (not cached yet, a record changed since, or an unknown key).', store.verifyCacheRecordMisses);
     }
     return lines.join('\n') + '\n';
   }

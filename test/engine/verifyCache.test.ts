@@ -1,9 +1,10 @@
-// The verification cache (native/src/verified.rs): answers that depend on records alone are
-// reused while the store's records epoch is unchanged. Contract: a reused answer is exactly
-// the answer a fresh evaluation would give — every record change (in this thread, another
-// thread or another process) shows in the very next verification, and what the answer does
-// not carry in its records (the caller's workspace and API grants, the clock against the
-// key's expiry) is checked on every reuse.
+// The verification cache (native/src/verified.rs): key records, and answers that depend on
+// records alone, are reused while the store's records epoch is unchanged. Contract: a reused
+// record or answer gives exactly the answer a fresh evaluation would give — every record
+// change (in this thread, another thread or another process) shows in the very next
+// verification, counters (credits, windows) are never taken from the cache, and what an
+// answer does not carry in its records (the caller's workspace and API grants, the clock
+// against the key's expiry) is checked on every reuse.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -32,7 +33,7 @@ interface Native {
   setVerifyCache(slots: number): void;
   transaction<T>(fn: () => T): T;
   put(table: string, key: string, value: Buffer): void;
-  stats(): { verifyCacheHits: number; verifyCacheMisses: number };
+  stats(): { verifyCacheHits: number; verifyCacheMisses: number; verifyCacheRecordHits: number; verifyCacheRecordMisses: number };
 }
 
 const ADDON = new URL('../../native/keyward.node', import.meta.url).pathname;
@@ -50,10 +51,12 @@ function ctx(nowMs = T0, ws = WS): Ctx {
   return { principal: new Principal(ws, 'rk_test', ['*']), nowMs, requestId: 'req_test', vaultKey: undefined };
 }
 
-function newKey(opts: Partial<CreateKeyInput> = {}): { keyId: string; key: string; apiId: string } {
+function newKeyOf(opts: Partial<CreateKeyInput> = {}): { keyId: string; key: string; apiId: string } {
   const apiId = opts.apiId ?? createApi({ name: 'cache-test' }, ctx()).apiId;
   return { ...createKey({ byteLength: 16, enabled: true, recoverable: false, ...opts, apiId }, ctx()), apiId };
 }
+
+const newKey = newKeyOf;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Data = Record<string, any>;
@@ -63,12 +66,23 @@ function verify(key: string, o: { now?: number; ws?: string; apis?: string; cost
   return JSON.parse(out.slice(1)) as Data;
 }
 
-/** Hits and misses counted while `fn` runs. */
+/** Answer hits and misses counted while `fn` runs. */
 function counted(fn: () => void): { hits: number; misses: number } {
+  const c = countedAll(fn);
+  return { hits: c.hits, misses: c.misses };
+}
+
+/** Answer and record hits and misses counted while `fn` runs. */
+function countedAll(fn: () => void): { hits: number; misses: number; recordHits: number; recordMisses: number } {
   const before = native.stats();
   fn();
   const after = native.stats();
-  return { hits: after.verifyCacheHits - before.verifyCacheHits, misses: after.verifyCacheMisses - before.verifyCacheMisses };
+  return {
+    hits: after.verifyCacheHits - before.verifyCacheHits,
+    misses: after.verifyCacheMisses - before.verifyCacheMisses,
+    recordHits: after.verifyCacheRecordHits - before.verifyCacheRecordHits,
+    recordMisses: after.verifyCacheRecordMisses - before.verifyCacheRecordMisses,
+  };
 }
 
 describe('reuse', () => {
@@ -82,7 +96,30 @@ describe('reuse', () => {
     expect(second).toEqual({ valid: true, code: 'VALID', keyId, name: 'plain', meta: { plan: 'pro' }, enabled: true });
   });
 
-  it('keys with credits or applied limits, permission queries and named limits are never cached', () => {
+  it('a key with credits and a limit reads its record from the cache, its counters never', () => {
+    const { key } = newKey({ credits: { remaining: 3 }, ratelimits: [{ name: 'rl', limit: 2, duration: MIN, autoApply: true }] });
+    const results: Data[] = [];
+    const c = countedAll(() => [1, 2, 3].forEach(() => results.push(verify(key))));
+    expect(c).toEqual({ hits: 0, misses: 0, recordHits: 2, recordMisses: 1 });
+    expect(results.map((r) => [r.code, r.credits, r.ratelimits[0].remaining])).toEqual([
+      ['VALID', 2, 1],
+      ['VALID', 1, 0],
+      ['RATE_LIMITED', 1, 0],
+    ]);
+  });
+
+  it('a refused verification, a permission query and an unknown key', () => {
+    const { key, keyId } = newKey({ permissions: ['p.read'] });
+    updateKey({ keyId, enabled: false }, ctx());
+    expect(countedAll(() => [1, 2].forEach(() => expect(verify(key).code).toBe('DISABLED')))).toMatchObject({ recordHits: 1, recordMisses: 1 });
+    updateKey({ keyId, enabled: true }, ctx());
+    const query = (q: string) => JSON.parse(native.verifyKey(WS, '*', key, -1, q, '', T0).slice(1)) as Data;
+    const c = countedAll(() => expect([query('p.read').code, query('p.write').code, query('p.read').code]).toEqual(['VALID', 'INSUFFICIENT_PERMISSIONS', 'VALID']));
+    expect(c).toEqual({ hits: 0, misses: 0, recordHits: 2, recordMisses: 1 });
+    expect(countedAll(() => [1, 2].forEach(() => expect(verify('no_such_key_1234567890').code).toBe('NOT_FOUND')))).toMatchObject({ recordHits: 0, recordMisses: 2 });
+  });
+
+  it('answers of keys with credits or applied limits, to permission queries and named limits are never kept', () => {
     const credited = newKey({ credits: { remaining: 3 } });
     const limited = newKey({ ratelimits: [{ name: 'rl', limit: 10, duration: MIN, autoApply: true }] });
     const c = counted(() => {
@@ -99,7 +136,7 @@ describe('reuse', () => {
     expect(q).toEqual({ hits: 0, misses: 0 });
   });
 
-  it('refusals are not cached', () => {
+  it('refusals are not kept as answers', () => {
     const { key, keyId } = newKey();
     updateKey({ keyId, enabled: false }, ctx());
     expect(counted(() => [1, 2].forEach(() => expect(verify(key).code).toBe('DISABLED')))).toEqual({ hits: 0, misses: 0 });
@@ -144,7 +181,15 @@ describe('what is checked on every reuse', () => {
   });
 });
 
-describe('every record change shows in the next verification', () => {
+// Each case runs for a plain key (whose answer is kept) and for a key with credits (whose
+// record is kept and whose counters are read every time).
+describe.each([
+  { kind: 'plain key', shape: {} },
+  { kind: 'key with credits', shape: { credits: { remaining: 1000 } } },
+])('every record change shows in the next verification: $kind', ({ kind, shape }) => {
+  const unique = (name: string) => `${name}_${kind.replaceAll(' ', '_')}`;
+  const newKey = (opts: Partial<CreateKeyInput> = {}) => newKeyOf({ ...shape, ...opts });
+
   it('enabled, meta, name, expiry', () => {
     const { key, keyId } = newKey({ meta: { v: 1 } });
     verify(key);
@@ -157,7 +202,7 @@ describe('every record change shows in the next verification', () => {
     expect(verify(key).code).toBe('EXPIRED');
   });
 
-  it('credits and limits added to a plain key apply at once', () => {
+  it('credits and limits given to the key apply at once', () => {
     const { key, keyId } = newKey();
     verify(key);
     verify(key);
@@ -172,16 +217,17 @@ describe('every record change shows in the next verification', () => {
   });
 
   it('roles, role permissions and the identity', () => {
-    const { key, keyId } = newKey({ externalId: 'cache_user' });
-    const role = createRole({ name: 'cache_role', permissions: ['p.one'] }, ctx());
+    const [user, roleName] = [unique('cache_user'), unique('cache_role')];
+    const { key, keyId } = newKey({ externalId: user });
+    const role = createRole({ name: roleName, permissions: ['p.one'] }, ctx());
     verify(key);
-    addRoles({ keyId, roles: ['cache_role'] }, ctx());
+    addRoles({ keyId, roles: [roleName] }, ctx());
     verify(key);
-    expect(verify(key)).toMatchObject({ roles: ['cache_role'], permissions: ['p.one'] });
+    expect(verify(key)).toMatchObject({ roles: [roleName], permissions: ['p.one'] });
     setRolePermissions({ roleId: role.roleId, permissions: ['p.two'] }, ctx());
     expect(verify(key).permissions).toEqual(['p.two']);
-    updateIdentity({ identity: 'cache_user', meta: { tier: 'gold' } }, ctx());
-    expect(verify(key).identity).toMatchObject({ externalId: 'cache_user', meta: { tier: 'gold' } });
+    updateIdentity({ identity: user, meta: { tier: 'gold' } }, ctx());
+    expect(verify(key).identity).toMatchObject({ externalId: user, meta: { tier: 'gold' } });
   });
 
   it('a deleted key and a deleted API', () => {
@@ -198,7 +244,8 @@ describe('every record change shows in the next verification', () => {
   it('a change made by another process', () => {
     const { key } = newKey();
     verify(key);
-    expect(counted(() => verify(key)).hits).toBe(1);
+    const again = countedAll(() => verify(key));
+    expect(again.hits + again.recordHits).toBe(1);
     // The other process removes the key's record straight from the store.
     const script = `const n = require(${JSON.stringify(ADDON)}); n.open(${JSON.stringify(store.dir())}, false, 0, 0);
       n.transaction(() => { if (!n.del('key_records', Buffer.from(${JSON.stringify(keyHashBytes(key).toString('base64'))}, 'base64'))) throw new Error('no record'); });
@@ -215,7 +262,8 @@ describe('every record change shows in the next verification', () => {
     expect(() =>
       native.transaction(() => {
         native.put('roles', 'role_never_committed', Buffer.from('x'));
-        expect(verify(key).code).toBe('VALID');
+        // Cost 0: a verification that spends inside a transaction of the caller's is refused.
+        expect(verify(key, { cost: 0 }).code).toBe('VALID');
         throw new Error('abort');
       }),
     ).toThrow('abort');
