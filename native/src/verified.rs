@@ -3,7 +3,10 @@
 //! records alone. An entry is used only while the store's records epoch it was read under is
 //! current (store::records_epoch: every committed record change bumps it, in every thread
 //! and process sharing the store), so it never shows a record older than the reader's
-//! snapshot would.
+//! snapshot would. A record found unchanged in the key table under a later epoch is renewed
+//! to that epoch (any record change bumps the epoch, so without this a management write
+//! anywhere, e.g. one createKey, would make every kept record useless); an answer, which
+//! depends on more records than the key's, never is.
 //!
 //! - The record: every verification of a known key reads it from here instead of descending
 //!   the key table's B-tree (about ten cache misses in a table of 100,000 keys). Counters
@@ -18,7 +21,7 @@
 //! entry of a set rather than clearing. A set is one cache line: each slot holds a tag (other
 //! bytes of the key hash) beside the entry, so a lookup reads one line and then one entry.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -68,8 +71,11 @@ pub fn set_slots(slots: usize) {
 /// One cached key: its record and, when kept, its records-only answer.
 pub struct Entry {
     hash: [u8; 32],
-    /// store::records_epoch of the snapshot the record (and answer) were read from.
-    epoch: (u64, u64),
+    /// store::records_epoch of the latest snapshot the record was read from or found
+    /// unchanged in.
+    record_epoch: Cell<(u64, u64)>,
+    /// store::records_epoch of the snapshot the answer was computed from.
+    answer_epoch: (u64, u64),
     /// The key's expiry (ms); i64::MAX when it has none.
     expires_at_ms: i64,
     workspace_end: usize,
@@ -86,7 +92,7 @@ impl Entry {
         let workspace_end = workspace_id.len();
         let api_end = workspace_end + api_id.len();
         let record_end = api_end + record.len();
-        Entry { hash, epoch, expires_at_ms: expires_at_ms.unwrap_or(i64::MAX), workspace_end, api_end, record_end, has_answer: answer.is_some(), bytes }
+        Entry { hash, record_epoch: Cell::new(epoch), answer_epoch: epoch, expires_at_ms: expires_at_ms.unwrap_or(i64::MAX), workspace_end, api_end, record_end, has_answer: answer.is_some(), bytes }
     }
 
     pub fn workspace_id(&self) -> &[u8] {
@@ -106,8 +112,17 @@ impl Entry {
         self.has_answer.then(|| &self.bytes[self.record_end..])
     }
 
-    pub fn epoch(&self) -> (u64, u64) {
-        self.epoch
+    pub fn record_epoch(&self) -> (u64, u64) {
+        self.record_epoch.get()
+    }
+
+    /// The record was found unchanged in the snapshot of records epoch `epoch`.
+    pub fn renew(&self, epoch: (u64, u64)) {
+        self.record_epoch.set(epoch);
+    }
+
+    pub fn answer_epoch(&self) -> (u64, u64) {
+        self.answer_epoch
     }
 
     /// The key has expired at `now_ms` (the answer no longer holds).
@@ -215,7 +230,9 @@ mod tests {
         assert_eq!(e.api_id(), b"api_1");
         assert_eq!(e.record(), b"record");
         assert_eq!(e.answer(), Some(&b"{\"valid\":true}"[..]));
-        assert_eq!(e.epoch(), (1, 7));
+        assert_eq!((e.record_epoch(), e.answer_epoch()), ((1, 7), (1, 7)));
+        e.renew((1, 9));
+        assert_eq!((e.record_epoch(), e.answer_epoch()), ((1, 9), (1, 7)), "renewing the record leaves the answer as it was");
         assert!(!e.expired(100));
         assert!(e.expired(101));
         let record_only = Entry::new(hash(0, 1), (0, 0), None, b"ws", b"", b"r", None);

@@ -103,14 +103,19 @@ pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, Verify
     }
     let (word, bit) = writer_bit(&hash);
     let expect_writes = WRITERS.with(|w| w.borrow()[word] & bit != 0);
-    let cache = CacheUse { cached: cached.as_deref(), reusable, record_hit: Cell::new(None), keep: Cell::new(None) };
+    let cache = CacheUse { cached: cached.as_deref(), reusable, record_hit: Cell::new(None), renew: Cell::new(None), keep: Cell::new(None) };
     let effect = hot::run(expect_writes, scratch, |v, s| evaluate(v, req, &hash, &cache, s))?;
     if let Some(hit) = cache.record_hit.get() {
         verified::count_record(hit);
     }
-    // Not kept when read inside an open transaction that changed records: its epoch is not
-    // committed and would come back, for other records, if that transaction aborted.
-    if let Some(entry) = cache.keep.take().filter(|_| !store::uncommitted_record_change()) {
+    // Neither kept nor renewed when read inside an open transaction that changed records: its
+    // epoch is not committed and would come back, for other records, if that transaction
+    // aborted.
+    let committed = !store::uncommitted_record_change();
+    if let (Some(entry), Some(epoch), true) = (cached.as_deref(), cache.renew.get(), committed) {
+        entry.renew(epoch);
+    }
+    if let Some(entry) = cache.keep.take().filter(|_| committed) {
         if entry.answer().is_some() {
             verified::count_answer(false);
         }
@@ -130,7 +135,7 @@ fn reuse(req: &Request<'_>, entry: &Entry, scratch: &mut Scratch) -> Result<bool
     if entry.workspace_id() != req.workspace_id.as_bytes() || !api_allowed(req.allowed_apis, entry.api_id()) || entry.expired(req.now_ms) {
         return Ok(false);
     }
-    if store::view(|v| store::records_epoch(v))? != entry.epoch() {
+    if store::view(|v| store::records_epoch(v))? != entry.answer_epoch() {
         return Ok(false);
     }
     scratch.answer_with(answer);
@@ -164,6 +169,8 @@ struct CacheUse<'c> {
     reusable: bool,
     /// Where the last evaluation read the key's record: the cache (true) or the key table.
     record_hit: Cell<Option<bool>>,
+    /// The records epoch to renew `cached`'s record to: the key table held the same record.
+    renew: Cell<Option<(u64, u64)>>,
     /// The entry the cache should have for this key after the call (the record, and the
     /// answer when it depends on records alone), left None when the cache has that already.
     keep: Cell<Option<Entry>>,
@@ -173,7 +180,10 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
     let out = &mut scratch.out;
     let answer_start = out.len();
     let epoch = store::records_epoch(v)?;
-    let cached = cache.cached.filter(|e| e.epoch() == epoch);
+    // What an earlier evaluation of this call (the read-only attempt) left is replaced.
+    cache.renew.set(None);
+    cache.keep.set(None);
+    let cached = cache.cached.filter(|e| e.record_epoch() == epoch);
     cache.record_hit.set(Some(cached.is_some()));
     let key_bytes = match cached {
         Some(entry) => entry.record(),
@@ -187,7 +197,10 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
     };
     let key = records::key(key_bytes)?;
     if cached.is_none() {
-        cache.keep.set(Some(Entry::new(*hash, epoch, key.expires_at_ms, key.workspace_id, key.api_id, key_bytes, None)));
+        match cache.cached {
+            Some(entry) if entry.record() == key_bytes => cache.renew.set(Some(epoch)),
+            _ => cache.keep.set(Some(Entry::new(*hash, epoch, key.expires_at_ms, key.workspace_id, key.api_id, key_bytes, None))),
+        }
     }
     if key.workspace_id != req.workspace_id.as_bytes() || !api_allowed(req.allowed_apis, key.api_id) {
         json::raw(out, NOT_FOUND);
@@ -268,7 +281,8 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
     reply.json(out, "VALID", balance, Some((&checks, true)));
     // Such an answer changed nothing (no credits, no window), so it can be given again for as
     // long as the records it was read from stay.
-    if cache.reusable && credits.is_none() && checks.is_empty() && cached.is_none_or(|e| e.answer().is_none()) {
+    let answer_kept = cache.cached.is_some_and(|e| e.answer().is_some() && e.answer_epoch() == epoch);
+    if cache.reusable && credits.is_none() && checks.is_empty() && !answer_kept {
         cache.keep.set(Some(Entry::new(*hash, epoch, key.expires_at_ms, key.workspace_id, key.api_id, key_bytes, Some(&out[answer_start..]))));
     }
     Ok(())

@@ -108,6 +108,16 @@ describe('reuse', () => {
     ]);
   });
 
+  it("a change to another key's record costs a kept record one read of the key table, not its place", () => {
+    const { key } = newKey({ credits: { remaining: 10 } });
+    verify(key);
+    expect(countedAll(() => verify(key))).toMatchObject({ recordHits: 1, recordMisses: 0 });
+    newKey(); // bumps the records epoch
+    // The record is read again, found unchanged and renewed, then found in the cache again.
+    expect(countedAll(() => verify(key))).toMatchObject({ recordHits: 0, recordMisses: 1 });
+    expect(countedAll(() => expect(verify(key).credits).toBe(6))).toMatchObject({ recordHits: 1, recordMisses: 0 });
+  });
+
   it('a refused verification, a permission query and an unknown key', () => {
     const { key, keyId } = newKey({ permissions: ['p.read'] });
     updateKey({ keyId, enabled: false }, ctx());
