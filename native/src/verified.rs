@@ -9,12 +9,15 @@
 //! depends on more records than the key's, never is.
 //!
 //! - The record: every verification of a known key reads it from here instead of descending
-//!   the key table's B-tree (about ten cache misses in a table of 100,000 keys). Counters
+//!   the key table's B-tree (pages read at random places: cache misses). Counters
 //!   (credits, windows) are never cached; they are read from the counter log every time.
 //! - The answer: only VALID for a key without credits, with no limit applied, for a request
 //!   without a permission query or named limits. What such an answer depends on besides
 //!   records is checked on every reuse: the caller's workspace and the APIs its root key may
 //!   verify, and the clock against the key's expiry.
+//!
+//! An entry larger than `MAX_ENTRY_BYTES` (a key with very many permissions or a large meta)
+//! is not kept, so a full cache stays within slots × that size.
 //!
 //! Layout: a fixed array of sets of `WAYS` slots (set associative) indexed by the key hash,
 //! so memory is bounded by the slot count and a full cache replaces the least recently used
@@ -131,6 +134,9 @@ impl Entry {
     }
 }
 
+/// The most bytes of ids, record and answer an entry may hold; typical keys take 200–500.
+pub const MAX_ENTRY_BYTES: usize = 2048;
+
 /// Slots per set. Uniform keys over a full cache of 131,072 slots: 4 ways keep 89% of
 /// 100,000 keys, 2 ways 81% (simulated).
 const WAYS: usize = 4;
@@ -179,10 +185,18 @@ impl Cache {
     }
 
     /// Keeps `entry` as its set's most recently used, in place of the entry of the same key
-    /// if there is one, else of the set's least recently used.
+    /// if there is one, else of the set's least recently used. An entry over
+    /// `MAX_ENTRY_BYTES` is not kept, and the key's earlier entry goes.
     pub fn insert(&mut self, entry: Entry) {
         let Some((i, tag)) = self.locate(&entry.hash) else { return };
-        let j = self.find(i, tag, &entry.hash).unwrap_or(WAYS - 1);
+        let same = self.find(i, tag, &entry.hash);
+        if entry.bytes.len() > MAX_ENTRY_BYTES {
+            if let Some(j) = same {
+                self.sets[i].0[j] = Slot::default();
+            }
+            return;
+        }
+        let j = same.unwrap_or(WAYS - 1);
         let set = &mut self.sets[i].0;
         set[..=j].rotate_right(1);
         set[0] = Slot { tag, entry: Some(Rc::new(entry)) };
@@ -277,6 +291,17 @@ mod tests {
         c.insert(entry(b, "b2"));
         assert_eq!(c.get(&a).map(answer), Some(b"a".to_vec()));
         assert_eq!(c.get(&b).map(answer), Some(b"b2".to_vec()));
+    }
+
+    #[test]
+    fn an_entry_over_the_size_limit_is_not_kept_and_its_key_loses_the_older_one() {
+        let mut c = Cache::new(8);
+        let a = hash(2, 1);
+        c.insert(entry(a, "a"));
+        c.insert(Entry::new(a, (1, 8), None, b"ws_1", b"api_1", &[0; MAX_ENTRY_BYTES], None));
+        assert!(c.get(&a).is_none());
+        c.insert(Entry::new(a, (1, 8), None, b"", b"", &[0; MAX_ENTRY_BYTES], None));
+        assert!(c.get(&a).is_some(), "exactly the limit is kept");
     }
 
     #[test]

@@ -118,6 +118,13 @@ describe('reuse', () => {
     expect(countedAll(() => expect(verify(key).credits).toBe(6))).toMatchObject({ recordHits: 1, recordMisses: 0 });
   });
 
+  it('a key whose record and answer exceed what an entry may hold (2 KiB) is verified from the key table every time', () => {
+    const permissions = Array.from({ length: 60 }, (_, i) => `permission.number_${i}.with_a_long_name`);
+    const { key } = newKey({ permissions });
+    const c = countedAll(() => [1, 2, 3].forEach(() => expect(verify(key).permissions).toEqual(permissions)));
+    expect(c).toEqual({ hits: 0, misses: 3, recordHits: 0, recordMisses: 3 });
+  });
+
   it('a refused verification, a permission query and an unknown key', () => {
     const { key, keyId } = newKey({ permissions: ['p.read'] });
     updateKey({ keyId, enabled: false }, ctx());
