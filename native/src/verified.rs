@@ -65,6 +65,11 @@ pub fn count_record(hit: bool) {
     if hit { &RECORD_HITS } else { &RECORD_MISSES }.fetch_add(1, Ordering::Relaxed);
 }
 
+/// The cache is on (`set_slots` last gave it slots): only then is there anything to keep.
+pub fn enabled() -> bool {
+    SLOTS.load(Ordering::Relaxed) != 0
+}
+
 /// Sets the slot count of every thread's cache (rounded up to a power of two; 0 turns the
 /// cache off). A thread's cache is rebuilt, empty, at its next use.
 pub fn set_slots(slots: usize) {

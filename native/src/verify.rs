@@ -179,11 +179,12 @@ struct CacheUse<'c> {
 fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'_>, scratch: &mut Scratch) -> Result<(), VerifyError> {
     let out = &mut scratch.out;
     let answer_start = out.len();
-    let epoch = store::records_epoch(v)?;
+    // With the cache off there is nothing to compare with or to keep: no epoch is read.
+    let epoch = verified::enabled().then(|| store::records_epoch(v)).transpose()?;
     // What an earlier evaluation of this call (the read-only attempt) left is replaced.
     cache.renew.set(None);
     cache.keep.set(None);
-    let cached = cache.cached.filter(|e| e.record_epoch() == epoch);
+    let cached = cache.cached.filter(|e| Some(e.record_epoch()) == epoch);
     cache.record_hit.set(Some(cached.is_some()));
     let key_bytes = match cached {
         Some(entry) => entry.record(),
@@ -196,7 +197,7 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
         },
     };
     let key = records::key(key_bytes)?;
-    if cached.is_none() {
+    if let (None, Some(epoch)) = (cached, epoch) {
         match cache.cached {
             Some(entry) if entry.record() == key_bytes => cache.renew.set(Some(epoch)),
             _ => cache.keep.set(Some(Entry::new(*hash, epoch, key.expires_at_ms, key.workspace_id, key.api_id, key_bytes, None))),
@@ -281,8 +282,8 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
     reply.json(out, "VALID", balance, Some((&checks, true)));
     // Such an answer changed nothing (no credits, no window), so it can be given again for as
     // long as the records it was read from stay.
-    let answer_kept = cache.cached.is_some_and(|e| e.answer().is_some() && e.answer_epoch() == epoch);
-    if cache.reusable && credits.is_none() && checks.is_empty() && !answer_kept {
+    let answer_kept = |epoch| cache.cached.is_some_and(|e| e.answer().is_some() && e.answer_epoch() == epoch);
+    if let Some(epoch) = epoch.filter(|&epoch| cache.reusable && credits.is_none() && checks.is_empty() && !answer_kept(epoch)) {
         cache.keep.set(Some(Entry::new(*hash, epoch, key.expires_at_ms, key.workspace_id, key.api_id, key_bytes, Some(&out[answer_start..]))));
     }
     Ok(())
