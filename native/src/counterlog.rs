@@ -52,6 +52,7 @@
 //! sequence order, so they too touch few pages. With every counter changing at random, the
 //! log holds about 1 + 1/VISITS_PER_APPEND records per live counter.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -87,6 +88,9 @@ const LOG: Table = Table::COUNTER_LOG;
 const VISITS_PER_APPEND: usize = 3;
 /// Appends owed their garbage visits before a commit pays them (see the module comment).
 const GC_BATCH: usize = 64;
+/// The largest garbage-visit buffer and changes table a thread keeps between transactions.
+const MAX_SPARE_VISITS: usize = 4096;
+const MAX_SPARE_CHANGES: usize = 4096;
 
 /// Table META: `LogState` (see the module comment); absent before the first transaction that
 /// needed it, which reads as all zeros.
@@ -279,6 +283,15 @@ pub struct TxnLog {
     changes: Map<Option<Entry>>,
 }
 
+thread_local! {
+    /// The `changes` table of this thread's last committed transaction, emptied, for the next
+    /// one: a turn's batch changes a hundred or more counters, and a table grown anew each
+    /// time (allocated again at every doubling) cost more than the changes themselves.
+    static SPARE_CHANGES: Cell<Map<Option<Entry>>> = Cell::new(Map::default());
+    /// The garbage visits' buffer, kept for the same reason.
+    static SPARE_VISITED: Cell<Vec<(u64, Key, Value)>> = const { Cell::new(Vec::new()) };
+}
+
 impl TxnLog {
     fn changed(&self, key: &Key) -> Option<Option<Entry>> {
         if self.changes.is_empty() { None } else { self.changes.get(&Digest(*key)).copied() }
@@ -386,7 +399,8 @@ fn prepare(v: &View<'_>) -> Result<()> {
     let state = index.refresh(v)?;
     store::with_txn_log(|l| {
         let next_seq = index.high + 1;
-        *l = TxnLog { ready: true, generation: index.generation, txn_id: v.snapshot_id() + 1, first_seq: next_seq, next_seq, gc_after: index.gc_after, gc_debt: index.gc_debt, state, ..TxnLog::default() };
+        let changes = SPARE_CHANGES.take();
+        *l = TxnLog { ready: true, generation: index.generation, txn_id: v.snapshot_id() + 1, first_seq: next_seq, next_seq, gc_after: index.gc_after, gc_debt: index.gc_debt, state, changes, ..TxnLog::default() };
     });
     Ok(())
 }
@@ -456,7 +470,8 @@ pub fn remove(key: &Key) -> Result<bool> {
 fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
     let after = store::with_txn_log(|l| l.gc_after).ok_or(StoreError::NotInTxn)?;
     let start = if after == 0 { Vec::new() } else { (after + 1).to_be_bytes().to_vec() };
-    let mut visited: Vec<(u64, Key, Value)> = Vec::with_capacity(max.min(4096));
+    let mut visited = SPARE_VISITED.take();
+    visited.clear();
     store::range(LOG, &start, None, max, |k, record| {
         let (key, value) = split(record)?;
         visited.push((seq_of(k), key, value));
@@ -489,6 +504,10 @@ fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
         l.gc_after = next;
         l.deleted_high = l.deleted_high.max(deleted_high);
     });
+    // A sweep's visits (many thousands) are not kept: only a batch's.
+    if visited.capacity() <= MAX_SPARE_VISITS {
+        SPARE_VISITED.set(visited);
+    }
     Ok((deleted, at_end))
 }
 
@@ -549,7 +568,8 @@ pub fn commit(log: TxnLog, commit: impl FnOnce() -> libc::c_int) -> libc::c_int 
     let wrote = !log.changes.is_empty() || log.deleted_high > 0;
     let rc = commit();
     if rc == 0 && index.generation == log.generation {
-        for (key, change) in log.changes {
+        let mut changes = log.changes;
+        for (key, change) in changes.drain() {
             match change {
                 Some(entry) => {
                     index.live.insert(&key.0, entry);
@@ -566,6 +586,10 @@ pub fn commit(log: TxnLog, commit: impl FnOnce() -> libc::c_int) -> libc::c_int 
         }
         index.gc_after = log.gc_after;
         index.gc_debt = log.gc_debt;
+        // One of a large management transaction is not kept: draining walks its whole table.
+        if changes.capacity() <= MAX_SPARE_CHANGES {
+            SPARE_CHANGES.set(changes);
+        }
     }
     rc
 }

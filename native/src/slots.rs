@@ -74,13 +74,7 @@ impl<V: Copy + Default> Slots<V> {
     #[inline]
     pub fn prefetch(&self, key: &[u8; 16]) {
         if let Some(slot) = self.slots.get(hash(key) & self.slots.len().wrapping_sub(1)) {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: a prefetch of a valid address reads nothing and cannot fault.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch((slot as *const Slot<V>).cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            let _ = slot;
+            prefetch_line(slot);
         }
     }
 
@@ -138,6 +132,19 @@ impl<V: Copy + Default> Slots<V> {
             self.slots[i] = slot;
         }
     }
+}
+
+/// Starts reading the cache line holding `at` (a hint: it reads nothing the caller sees
+/// and cannot fault).
+#[inline]
+pub fn prefetch_line<T>(at: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch of a valid address reads nothing and cannot fault.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch((at as *const T).cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
 }
 
 #[cfg(test)]
