@@ -10,7 +10,8 @@ use crate::store::{self, StoreError, Table};
 pub const ROOT_KEYS_VERSION: &[u8] = b"root_keys_version";
 
 thread_local! {
-    /// (commit mark, version) of this thread's last read outside a transaction.
+    /// (commit mark or records mark, version) of this thread's last read (the two marks
+    /// name the same snapshot alike: generation, id of its last commit).
     static CACHED: Cell<Option<((u64, u64), f64)>> = const { Cell::new(None) };
 }
 
@@ -19,14 +20,14 @@ fn read_number(key: &[u8]) -> Result<f64, StoreError> {
 }
 
 /// The root-key version (0 before the first root key). Asked on every request, so it is
-/// read from the store only when a transaction has committed since this thread last read it
-/// (`store::commit_mark`); inside a transaction it is always read (and not kept), since that
-/// transaction's own changes may still be rolled back.
+/// read from the store only when what this thread reads has changed since it last read it:
+/// outside a transaction, a transaction has committed since (`store::commit_mark`); inside
+/// one (a turn's batch of hot calls), it began from another snapshot (`store::records_mark`).
+/// A transaction that changed records (a root key's create or revoke is one) always reads
+/// it, and does not keep it, since its own changes may still be rolled back.
 pub fn root_keys_version() -> Result<f64, StoreError> {
-    if store::in_transaction() {
-        return read_number(ROOT_KEYS_VERSION);
-    }
-    let mark = store::commit_mark()?;
+    let mark = if store::in_transaction() { store::view(|v| Ok::<_, StoreError>(store::records_mark(v)))? } else { Some(store::commit_mark()?) };
+    let Some(mark) = mark else { return read_number(ROOT_KEYS_VERSION) };
     if let Some((seen, version)) = CACHED.get() {
         if seen == mark {
             return Ok(version);

@@ -973,7 +973,31 @@ const RECORDS_EPOCH: &[u8] = b"records_epoch";
 /// The records epoch of this view's snapshot, with the store's open generation (an epoch
 /// read from another open of a store is never equal to one read now).
 pub fn records_epoch(v: &View<'_>) -> Result<(u64, u64)> {
-    Ok((v.store.generation, epoch_value(v.get(Table::META, RECORDS_EPOCH)?)))
+    let mark = records_mark(v);
+    if let Some((seen, epoch)) = EPOCH_SEEN.get() {
+        if Some(seen) == mark {
+            return Ok((v.store.generation, epoch));
+        }
+    }
+    let epoch = epoch_value(v.get(Table::META, RECORDS_EPOCH)?);
+    if let Some(mark) = mark {
+        EPOCH_SEEN.set(Some((mark, epoch)));
+    }
+    Ok((v.store.generation, epoch))
+}
+
+thread_local! {
+    /// (records_mark, epoch) of this thread's last read of the records epoch: every
+    /// verification asks, and inside a turn's batch a B-tree lookup through the write
+    /// transaction cost more than the rest of a cached key's reads.
+    static EPOCH_SEEN: Cell<Option<((u64, u64), u64)>> = const { Cell::new(None) };
+}
+
+/// What `v` reads of records, as (store generation, snapshot id): two views with one mark
+/// read the same records (and so the same records epoch and root-key version). None inside
+/// a write transaction that changed records: what it reads is not committed.
+pub fn records_mark(v: &View<'_>) -> Option<(u64, u64)> {
+    (!uncommitted_record_change()).then(|| (v.store.generation, v.snapshot_id()))
 }
 
 /// The stored epoch (u64 little-endian); 0 before the first record change.

@@ -142,6 +142,43 @@ fn reuse(req: &Request<'_>, entry: &Entry, scratch: &mut Scratch) -> Result<bool
     Ok(true)
 }
 
+thread_local! {
+    /// The APIs found live (not deleted) under one records epoch, with their workspaces: every
+    /// verification asks, and inside a turn's batch the lookup through the write transaction
+    /// cost more than a cached key's other reads. Any record change (an API's deletion is
+    /// one) moves the epoch and empties it.
+    static LIVE_APIS: RefCell<((u64, u64), Vec<(Box<[u8]>, Box<[u8]>)>)> = const { RefCell::new(((0, 0), Vec::new())) };
+}
+
+/// The most APIs `LIVE_APIS` holds; past that it starts again.
+const MAX_LIVE_APIS: usize = 64;
+
+/// The API `api_id` exists, is not deleted and belongs to `workspace_id`. `epoch` is the
+/// view's records epoch (None: not read, as with the verification cache off).
+fn api_visible(v: &View<'_>, epoch: Option<(u64, u64)>, api_id: &[u8], workspace_id: &[u8]) -> Result<bool, VerifyError> {
+    let seen = |e| {
+        LIVE_APIS.with(|l| {
+            let l = l.borrow();
+            if l.0 != e { None } else { l.1.iter().find(|(id, _)| **id == *api_id).map(|(_, ws)| **ws == *workspace_id) }
+        })
+    };
+    if let Some(visible) = epoch.and_then(seen) {
+        return Ok(visible);
+    }
+    let Some(api) = v.get(Table::APIS, api_id)?.map(records::api).transpose()? else { return Ok(false) };
+    // Kept only under a committed epoch (not one this thread's transaction moved).
+    if let Some(e) = epoch.filter(|_| !api.deleted && !store::uncommitted_record_change()) {
+        LIVE_APIS.with(|l| {
+            let mut l = l.borrow_mut();
+            if l.0 != e || l.1.len() >= MAX_LIVE_APIS {
+                *l = (e, Vec::new());
+            }
+            l.1.push((api_id.into(), api.workspace_id.into()));
+        });
+    }
+    Ok(!api.deleted && api.workspace_id == workspace_id)
+}
+
 fn api_allowed(allowed: &str, api_id: &[u8]) -> bool {
     allowed == "*" || allowed.split('\n').any(|a| a.as_bytes() == api_id)
 }
@@ -212,14 +249,7 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
     let credits_key = credits::record_key(key.id);
     let own = OwnWindows::of(&key);
     counterlog::prefetch(std::iter::once(&credits_key).chain(own.windows()));
-    let api_visible = match v.get(Table::APIS, key.api_id)? {
-        Some(api) => {
-            let api = records::api(api)?;
-            !api.deleted && api.workspace_id == req.workspace_id.as_bytes()
-        }
-        None => false,
-    };
-    if !api_visible {
+    if !api_visible(v, epoch, key.api_id, req.workspace_id.as_bytes())? {
         json::raw(out, NOT_FOUND);
         return Ok(());
     }

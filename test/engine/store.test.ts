@@ -29,6 +29,8 @@ interface NativeStore {
   stats(): { usedBytes: number; mapBytes: number; pageSize: number; lastTxnId: number; entries: number };
   sha256Base64(input: Key): string;
   rootKeysVersion(): number;
+  batchBegin(): void;
+  batchCommit(): boolean;
   _panicForTest(): never;
 }
 
@@ -354,6 +356,26 @@ describe('rootKeysVersion', () => {
     const child = spawn(process.execPath, ['-e', code], { stdio: 'ignore' });
     expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
     expect(native.rootKeysVersion()).toBe(2);
+  });
+
+  // Inside a turn's batch of hot calls it is kept per snapshot the batch began from.
+  it("inside a batch: the batch's snapshot, another process's bump from the next batch on, and the batch's own change", async () => {
+    openStore();
+    bump(1);
+    expect(native.rootKeysVersion()).toBe(1);
+    native.batchBegin();
+    expect([native.rootKeysVersion(), native.rootKeysVersion()]).toEqual([1, 1]);
+    expect(native.batchCommit()).toBe(true);
+    const code = `const n = require(${JSON.stringify(ADDON)}); n.open(${JSON.stringify(dir)}, false, 0, 0);
+      const b = Buffer.alloc(8); b.writeDoubleLE(2); n.transaction(() => n.put('meta', 'root_keys_version', b)); n.close();`;
+    const child = spawn(process.execPath, ['-e', code], { stdio: 'ignore' });
+    expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+    native.batchBegin();
+    expect(native.rootKeysVersion()).toBe(2);
+    native.put('meta', 'root_keys_version', f64(3));
+    expect(native.rootKeysVersion()).toBe(3);
+    expect(native.batchCommit()).toBe(true);
+    expect(native.rootKeysVersion()).toBe(3);
   });
 });
 

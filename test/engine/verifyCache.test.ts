@@ -32,6 +32,8 @@ interface Native {
   verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number): string;
   setVerifyCache(slots: number): void;
   transaction<T>(fn: () => T): T;
+  batchBegin(): void;
+  batchCommit(): boolean;
   put(table: string, key: string, value: Buffer): void;
   stats(): { verifyCacheHits: number; verifyCacheMisses: number; verifyCacheRecordHits: number; verifyCacheRecordMisses: number };
 }
@@ -271,6 +273,32 @@ describe.each([
     expect(child.stderr).toBe('');
     expect(child.status).toBe(0);
     expect(verify(key)).toEqual({ valid: false, code: 'NOT_FOUND' });
+  });
+
+  // A turn's batch of hot calls reads the records epoch and the API once per snapshot or
+  // epoch: a change committed before the batch began shows in it.
+  it('inside batches: an API deleted by another process, then a key disabled by this one', () => {
+    const { key, apiId } = newKey();
+    const inBatch = <T>(fn: () => T): T => {
+      native.batchBegin();
+      try {
+        return fn();
+      } finally {
+        expect(native.batchCommit()).toBe(true);
+      }
+    };
+    expect(inBatch(() => [verify(key).code, verify(key).code])).toEqual(['VALID', 'VALID']);
+    const script = `const n = require(${JSON.stringify(ADDON)}); n.open(${JSON.stringify(store.dir())}, false, 0, 0);
+      n.transaction(() => { if (!n.del('apis', ${JSON.stringify(apiId)})) throw new Error('no api'); });
+      n.close();`;
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+    expect(inBatch(() => verify(key))).toEqual({ valid: false, code: 'NOT_FOUND' });
+    const other = newKey();
+    expect(inBatch(() => verify(other.key).code)).toBe('VALID');
+    updateKey({ keyId: other.keyId, enabled: false }, ctx());
+    expect(inBatch(() => verify(other.key).code)).toBe('DISABLED');
   });
 
   it('an answer computed inside a transaction that changed records and then aborted is not kept', () => {
