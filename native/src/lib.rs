@@ -12,6 +12,7 @@ mod hash;
 mod hot;
 mod json;
 mod limit;
+mod memo;
 mod meta;
 mod msgpack;
 mod napi;

@@ -19,11 +19,11 @@
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::hash;
 use crate::json;
+use crate::memo::Memo;
 use crate::msgpack::DecodeError;
 use crate::records::{self, OverrideRecord};
 use crate::hot::{self, Effect, KeyBuf, Scratch};
@@ -101,7 +101,7 @@ thread_local! {
     /// Namespace ids this thread has read, by store key (`<workspaceId>/<sid of the name>`),
     /// with the store generation they were read under. Namespaces are never deleted or
     /// renamed, so an id once committed stays right for as long as that store is open.
-    static NAMESPACE_IDS: RefCell<(u64, HashMap<Box<[u8]>, Rc<str>>)> = RefCell::new((0, HashMap::new()));
+    static NAMESPACE_IDS: RefCell<Memo<u64, Rc<str>>> = RefCell::new(Memo::new(MAX_NAMESPACE_IDS));
 }
 
 /// Ids remembered per thread before the memo starts over.
@@ -113,10 +113,7 @@ pub fn with_namespace_id<R>(workspace_id: &str, name: &str, f: impl FnOnce(Optio
     let mut key = KeyBuf::new();
     let key = key.of(&[workspace_id.as_bytes(), b"/", storage_id(name).as_bytes()]);
     let generation = store::last_generation();
-    let known = NAMESPACE_IDS.with(|m| {
-        let m = m.borrow();
-        if m.0 == generation { m.1.get(key).cloned() } else { None }
-    });
+    let known = NAMESPACE_IDS.with(|m| m.borrow().get(&generation, key).cloned());
     if let Some(id) = known {
         return Ok(f(Some(&id)));
     }
@@ -126,13 +123,7 @@ pub fn with_namespace_id<R>(workspace_id: &str, name: &str, f: impl FnOnce(Optio
     })?;
     // An id read inside a transaction that created records may not be committed yet.
     if let Some(id) = found.as_ref().filter(|_| !store::uncommitted_record_change()) {
-        NAMESPACE_IDS.with(|m| {
-            let mut m = m.borrow_mut();
-            if m.0 != generation || m.1.len() >= MAX_NAMESPACE_IDS {
-                *m = (generation, HashMap::new());
-            }
-            m.1.insert(key.into(), id.clone());
-        });
+        NAMESPACE_IDS.with(|m| m.borrow_mut().keep(generation, key, id.clone()));
     }
     Ok(f(found.as_deref()))
 }

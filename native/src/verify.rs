@@ -13,6 +13,7 @@ use crate::counterlog;
 use crate::credits::{self, Credits};
 use crate::hash;
 use crate::json;
+use crate::memo::Memo;
 use crate::msgpack::DecodeError;
 use crate::permissions;
 use crate::records::{self, IdentityRecord, KeyRecord, RatelimitDef, RoleRecord};
@@ -143,11 +144,11 @@ fn reuse(req: &Request<'_>, entry: &Entry, scratch: &mut Scratch) -> Result<bool
 }
 
 thread_local! {
-    /// The APIs found live (not deleted) under one records epoch, with their workspaces: every
-    /// verification asks, and inside a turn's batch the lookup through the write transaction
-    /// cost more than a cached key's other reads. Any record change (an API's deletion is
-    /// one) moves the epoch and empties it.
-    static LIVE_APIS: RefCell<((u64, u64), Vec<(Box<[u8]>, Box<[u8]>)>)> = const { RefCell::new(((0, 0), Vec::new())) };
+    /// The workspaces of the APIs found live (not deleted), by API id, under one records
+    /// epoch: every verification asks, and inside a turn's batch the lookup through the write
+    /// transaction cost more than a cached key's other reads. Any record change (an API's
+    /// deletion is one) moves the epoch.
+    static LIVE_APIS: RefCell<Memo<(u64, u64), Box<[u8]>>> = RefCell::new(Memo::new(MAX_LIVE_APIS));
 }
 
 /// The most APIs `LIVE_APIS` holds; past that it starts again.
@@ -156,25 +157,14 @@ const MAX_LIVE_APIS: usize = 64;
 /// The API `api_id` exists, is not deleted and belongs to `workspace_id`. `epoch` is the
 /// view's records epoch (None: not read, as with the verification cache off).
 fn api_visible(v: &View<'_>, epoch: Option<(u64, u64)>, api_id: &[u8], workspace_id: &[u8]) -> Result<bool, VerifyError> {
-    let seen = |e| {
-        LIVE_APIS.with(|l| {
-            let l = l.borrow();
-            if l.0 != e { None } else { l.1.iter().find(|(id, _)| **id == *api_id).map(|(_, ws)| **ws == *workspace_id) }
-        })
-    };
+    let seen = |e| LIVE_APIS.with(|l| l.borrow().get(&e, api_id).map(|ws| **ws == *workspace_id));
     if let Some(visible) = epoch.and_then(seen) {
         return Ok(visible);
     }
     let Some(api) = v.get(Table::APIS, api_id)?.map(records::api).transpose()? else { return Ok(false) };
     // Kept only under a committed epoch (not one this thread's transaction moved).
     if let Some(e) = epoch.filter(|_| !api.deleted && !store::uncommitted_record_change()) {
-        LIVE_APIS.with(|l| {
-            let mut l = l.borrow_mut();
-            if l.0 != e || l.1.len() >= MAX_LIVE_APIS {
-                *l = (e, Vec::new());
-            }
-            l.1.push((api_id.into(), api.workspace_id.into()));
-        });
+        LIVE_APIS.with(|l| l.borrow_mut().keep(e, api_id, api.workspace_id.into()));
     }
     Ok(!api.deleted && api.workspace_id == workspace_id)
 }
