@@ -11,7 +11,7 @@ import { Metrics } from './rpc/metrics.js';
 import { openApiDocument } from './rpc/openapi.js';
 import { ROUTES } from './rpc/routes.js';
 import { successBody } from './rpc/envelope.js';
-import { newRequestId } from './domain/ids.js';
+import { newRequestId } from './rpc/requestId.js';
 import { enableGroupCommit, setDurability } from './store/durability.js';
 import { configureWorkers } from './workers/pool.js';
 

@@ -13,6 +13,7 @@ use crate::body;
 use crate::credits::{self, Credits};
 use crate::hot as hot_mod;
 use crate::limit::{self, LimitError, LimitRequest};
+use crate::reqid;
 use crate::verified;
 use crate::counterlog;
 use crate::verify::{self, Named, Request, VerifyError};
@@ -351,6 +352,11 @@ pub fn sync(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     Ok(env.undefined()?)
 }
 
+/// requestId(): string — the next id of this thread's request ids (reqid.rs).
+pub fn request_id(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    Ok(env.string_from_utf8(reqid::next().as_str().as_bytes())?)
+}
+
 /// rootKeysVersion(): number — see meta::root_keys_version.
 pub fn root_keys_version(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     Ok(env.double(meta::root_keys_version()?)?)
@@ -541,14 +547,15 @@ pub fn verify_key(env: Env, args: &[napi_value; 8]) -> Result<napi_value, Error>
     verify_reply(env, request_id.as_deref(), &request)
 }
 
-/// verifyKeyBody(workspaceId, allowedApis, body: Uint8Array, nowMs, requestId?): string |
-/// undefined — verifyKey read straight from the request body's bytes when the body is in its
-/// plain form (body.rs); undefined, having read nothing from the store, when it is not.
-/// Result and errors as verifyKey.
-pub fn verify_key_body(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
+/// verifyKeyBody(workspaceId, allowedApis, body: Uint8Array, nowMs): string | undefined —
+/// verifyKey read straight from the request body's bytes when the body is in its plain form
+/// (body.rs), answered with the whole success envelope under the next id of this thread's
+/// request ids (reqid.rs); undefined, having read nothing from the store and drawn no id,
+/// when it is not. Errors as verifyKey.
+pub fn verify_key_body(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
     let body = buffer_arg(env, args[2], "body")?;
     let Some(b) = body::verify(body) else { return Ok(env.undefined()?) };
-    let (mut ws_buf, mut apis_buf, mut id_buf) = ([0u8; 64], [0u8; 128], [0u8; 128]);
+    let (mut ws_buf, mut apis_buf) = ([0u8; 64], [0u8; 128]);
     let request = Request {
         workspace_id: &str_arg(env, args[0], &mut ws_buf, "workspaceId")?,
         allowed_apis: &str_arg(env, args[1], &mut apis_buf, "allowedApis")?,
@@ -558,8 +565,7 @@ pub fn verify_key_body(env: Env, args: &[napi_value; 5]) -> Result<napi_value, E
         named: b.named,
         now_ms: int_arg(env, args[3], "nowMs")?,
     };
-    let request_id = optional_str_arg(env, args[4], &mut id_buf, "requestId")?;
-    verify_reply(env, request_id.as_deref(), &request)
+    verify_reply(env, Some(reqid::next().as_str()), &request)
 }
 
 /// verifyKey's answer to `request` (both ways in: arguments or body bytes).
@@ -624,21 +630,22 @@ pub fn limit(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error> {
     limit_reply(env, request_id.as_deref(), &request, now_ms)
 }
 
-/// limitBody(workspaceId, body: Uint8Array, nowMs, requestId?): string | undefined — limit
-/// read straight from the request body's bytes when the body is in its plain form (body.rs)
-/// and names a namespace of the workspace by its name; undefined otherwise, having changed
-/// nothing. The caller checks first that the root key may limit every namespace.
-pub fn limit_body(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
+/// limitBody(workspaceId, body: Uint8Array, nowMs): string | undefined — limit read straight
+/// from the request body's bytes when the body is in its plain form (body.rs) and names a
+/// namespace of the workspace by its name, answered with the whole success envelope under
+/// the next id of this thread's request ids (reqid.rs); undefined otherwise, having changed
+/// nothing and drawn no id. The caller checks first that the root key may limit every
+/// namespace.
+pub fn limit_body(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
     let body = buffer_arg(env, args[1], "body")?;
     let Some((namespace, request)) = body::limit(body) else { return Ok(env.undefined()?) };
-    let (mut ws_buf, mut id_buf) = ([0u8; 64], [0u8; 128]);
+    let mut ws_buf = [0u8; 64];
     let workspace_id = str_arg(env, args[0], &mut ws_buf, "workspaceId")?;
     let now_ms = int_arg(env, args[2], "nowMs")?;
-    let request_id = optional_str_arg(env, args[3], &mut id_buf, "requestId")?;
     limit::with_namespace_id(&workspace_id, namespace, |namespace_id| {
         let Some(namespace_id) = namespace_id else { return Ok(env.undefined()?) };
         let request = LimitRequest { namespace_id, ..request };
-        limit_reply(env, request_id.as_deref(), &request, now_ms)
+        limit_reply(env, Some(reqid::next().as_str()), &request, now_ms)
     })
     .map_err(limit_error)?
 }

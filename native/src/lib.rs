@@ -18,6 +18,7 @@ mod msgpack;
 mod napi;
 mod permissions;
 mod records;
+mod reqid;
 mod slots;
 mod store;
 mod verified;
@@ -55,6 +56,7 @@ exports! {
     c"sync" => api::sync,
     c"stats" => api::stats,
     c"rootKeysVersion" => api::root_keys_version,
+    c"requestId" => api::request_id,
     c"sha256Base64" => api::sha256_base64,
     c"verifyKey" => api::verify_key,
     c"verifyKeyBody" => api::verify_key_body,

@@ -17,23 +17,3 @@ export function newId(prefix: IdPrefix, nowMs: number): string {
   }
   return `${prefix}_${base58Fixed(bytes)}`;
 }
-
-const REQ_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-/** This thread's random request-id prefix (8 alphanumerics), renewed when the counter wraps. */
-let reqPrefix = '';
-let reqCounter = 36 ** 8;
-
-/**
- * `req_` + 16 alphanumerics: 8 random per thread (and per 36^8 requests), then a base-36
- * counter. Unique within a thread's run and unpredictable across runs; cheap per request.
- */
-export function newRequestId(): string {
-  if (reqCounter >= 36 ** 8) {
-    const bytes = new Uint8Array(8);
-    fillRandom(bytes);
-    reqPrefix = '';
-    for (const b of bytes) reqPrefix += REQ_ALPHABET[b % 62];
-    reqCounter = 0;
-  }
-  return `req_${reqPrefix}${(reqCounter++).toString(36).padStart(8, '0')}`;
-}

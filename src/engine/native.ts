@@ -58,6 +58,11 @@ export interface NativeModule {
    * transaction committed since this thread last read it (native/src/meta.rs).
    */
   rootKeysVersion(): number;
+  /**
+   * The next id of this thread's request ids (`req_` + 16 alphanumerics), the sequence the
+   * hot calls answered from the body bytes draw from too (native/src/reqid.rs).
+   */
+  requestId(): string;
   sha256Base64(input: StoreKey): string;
   /**
    * Slots of each thread's verification cache (KEYWARD_VERIFY_CACHE; 0 turns it off): key
@@ -113,10 +118,12 @@ export interface VerifyNative {
    */
   verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number, requestId?: string): string;
   /**
-   * verifyKey read straight from the request body's bytes (native/src/body.rs), as verifyKey
-   * returns and throws; undefined, having read nothing, when the body is not in its plain form.
+   * verifyKey read straight from the request body's bytes (native/src/body.rs): the effect
+   * flag + the whole success envelope under the next of this thread's request ids (see
+   * requestId), or throws as verifyKey; undefined, having read nothing and drawn no id, when
+   * the body is not in its plain form.
    */
-  verifyKeyBody(workspaceId: string, allowedApis: string, body: Uint8Array, nowMs: number, requestId: string): string | undefined;
+  verifyKeyBody(workspaceId: string, allowedApis: string, body: Uint8Array, nowMs: number): string | undefined;
 }
 
 export const engine = native as unknown as VerifyNative;
@@ -126,10 +133,12 @@ export interface LimitNative {
   limit(namespaceId: string, identifier: string, limit: number, durationMs: number, cost: number, nowMs: number, requestId?: string): string;
   /**
    * limit read straight from the request body's bytes (native/src/body.rs) when it is in its
-   * plain form and names an existing namespace of the workspace by name; else undefined,
-   * having changed nothing. The caller checks that the root key may limit every namespace.
+   * plain form and names an existing namespace of the workspace by name: the effect flag +
+   * the whole success envelope under the next of this thread's request ids (see requestId);
+   * else undefined, having changed nothing and drawn no id. The caller checks that the root
+   * key may limit every namespace.
    */
-  limitBody(workspaceId: string, body: Uint8Array, nowMs: number, requestId: string): string | undefined;
+  limitBody(workspaceId: string, body: Uint8Array, nowMs: number): string | undefined;
   /** multiLimit, all or nothing: the effect flag + JSON array of outcomes (packing in limit.rs). */
   limitMany(requests: Buffer, nowMs: number): string;
   /** The override that applies to an identifier, as JSON {overrideId, identifier, limit, duration}. */

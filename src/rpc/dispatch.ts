@@ -6,11 +6,12 @@ import { authenticate } from '../auth/authenticate.js';
 import { requirePermission } from '../auth/require.js';
 import { ApiError } from '../errors/apiError.js';
 import { fromAjv } from '../errors/fromAjv.js';
-import { newRequestId } from '../domain/ids.js';
 import { RawBody } from '../domain/rawJson.js';
 import { asStorageError } from '../store/db.js';
 import { commitCount } from '../store/durability.js';
-import type { ListResult } from '../procedures/context.js';
+import type { Ctx, ListResult } from '../procedures/context.js';
+import type { Principal } from '../auth/permissions.js';
+import { newRequestId } from './requestId.js';
 import { ROUTES, type Route } from './routes.js';
 import { errorReply, successBody, type Reply } from './envelope.js';
 import type { Logger } from '../log.js';
@@ -75,12 +76,12 @@ export class Dispatcher {
   }
 
   dispatch(routeIndex: number, authorization: string, bytes: Uint8Array): DispatchResult {
-    const requestId = newRequestId();
     const before = commitCount();
+    let ctx: RequestCtx | undefined;
     try {
       const { route, validate } = this.compiled[routeIndex] as Compiled;
-      const principal = authenticate(authorization);
-      const ctx = { principal, nowMs: Date.now(), requestId, vaultKey: this.vaultKey };
+      ctx = new RequestCtx(authenticate(authorization), Date.now(), this.vaultKey);
+      // A hot call served from the body draws its request id in the native module.
       const served = route.fromBody?.(bytes, ctx);
       if (served !== undefined) return { reply: { status: 200, body: served.text, headers: undefined }, wrote: commitCount() !== before };
       const input = parseJson(decodeBody(bytes), bytes);
@@ -94,7 +95,7 @@ export class Dispatcher {
       }
       for (const rule of route.permissions) {
         const id = rule.idField === undefined ? undefined : (input as Record<string, unknown>)[rule.idField];
-        requirePermission(principal, rule.resource, typeof id === 'string' ? id : undefined, rule.action);
+        requirePermission(ctx.principal, rule.resource, typeof id === 'string' ? id : undefined, rule.action);
       }
       const result = route.handler(input as never, ctx);
       let text: string;
@@ -102,13 +103,13 @@ export class Dispatcher {
         text = result.text;
       } else if (route.list === true) {
         const page = result as ListResult<unknown>;
-        text = successBody(requestId, page.items, { cursor: page.cursor, hasMore: page.hasMore });
+        text = successBody(ctx.requestId, page.items, { cursor: page.cursor, hasMore: page.hasMore });
       } else {
-        text = successBody(requestId, result);
+        text = successBody(ctx.requestId, result);
       }
       return { reply: { status: 200, body: text, headers: undefined }, wrote: commitCount() !== before };
     } catch (err) {
-      return { reply: this.fail(requestId, err), wrote: commitCount() !== before };
+      return { reply: this.fail(ctx?.requestId ?? newRequestId(), err), wrote: commitCount() !== before };
     }
   }
 
@@ -122,6 +123,24 @@ export class Dispatcher {
     if (mapped instanceof ApiError) return errorReply(requestId, mapped, this.publicUrl);
     this.log.error('unexpected error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
     return errorReply(requestId, new ApiError('unexpected_error', `Something went wrong on our side (request ${requestId}); nothing was changed.`), this.publicUrl);
+  }
+}
+
+/**
+ * A request's context. Its id is drawn when first asked for: a hot call answered from the
+ * body bytes never asks (its reply carries an id the native module drew).
+ */
+class RequestCtx implements Ctx {
+  private id: string | undefined = undefined;
+
+  constructor(
+    readonly principal: Principal,
+    readonly nowMs: number,
+    readonly vaultKey: string | undefined,
+  ) {}
+
+  get requestId(): string {
+    return (this.id ??= newRequestId());
   }
 }
 

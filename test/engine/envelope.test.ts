@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { tempStore } from '../helpers/tempStore.js';
 import { Principal } from '../../src/auth/permissions.js';
-import { newRequestId } from '../../src/domain/ids.js';
+import { newRequestId } from '../../src/rpc/requestId.js';
 import { RawJson } from '../../src/domain/rawJson.js';
 import { engine, limiter } from '../../src/engine/native.js';
 import { createApi } from '../../src/procedures/apis/createApi.js';

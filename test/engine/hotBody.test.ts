@@ -18,6 +18,7 @@ import { ROUTES } from '../../src/rpc/routes.js';
 import { findNamespace } from '../../src/store/ratelimits.js';
 import { transact } from '../../src/store/db.js';
 import { insertRootKey } from '../../src/store/rootKeys.js';
+import { newRequestId } from '../../src/rpc/requestId.js';
 
 const ROOT = 'kwroot_hotbody_aaaaaaaaaaaaaaaaaaaaaaaa';
 const T0 = Date.UTC(2026, 0, 15, 12, 0, 7);
@@ -221,5 +222,30 @@ describe('ratelimits.limit from the body', () => {
       expect(limitFromBody(new TextEncoder().encode(body), ctx()), body).toBeUndefined();
       expect(post(fast, 'ratelimits.limit', body)).toEqual(post(full, 'ratelimits.limit', body.replace('"p', '"q')));
     }
+  });
+});
+
+describe('request ids', () => {
+  it('replies answered from the body, the full way and errors draw distinct ids from one sequence per thread', () => {
+    const [a] = twins();
+    const requestId = (procedure: string, body: string): string => {
+      const { reply } = fast.dispatch(fast.lookup(procedure), `Bearer ${ROOT}`, new TextEncoder().encode(body));
+      return (JSON.parse(reply.body) as { meta: { requestId: string } }).meta.requestId;
+    };
+    const ids = [
+      requestId('keys.verifyKey', JSON.stringify({ key: a.key })),
+      requestId('ratelimits.limit', '{"namespace":"hot","identifier":"ids","limit":9,"duration":60000}'),
+      requestId('keys.verifyKey', `{"key":${JSON.stringify(a.key)},"credits":{"cost":1.0}}`),
+      requestId('keys.verifyKey', '{"key":'),
+      requestId('keys.verifyKey', JSON.stringify({ key: a.key, permissions: 'a AND' })),
+      newRequestId(),
+      requestId('ratelimits.limit', '{"namespace":"hot","identifier":"ids","limit":9,"duration":60000}'),
+    ];
+    expect(ids.every((id) => /^req_[A-Za-z0-9]{16}$/.test(id)), ids.join(' ')).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    // One prefix, and counters that only go up.
+    expect(new Set(ids.map((id) => id.slice(4, 12))).size).toBe(1);
+    const counters = ids.map((id) => parseInt(id.slice(12), 36));
+    expect(counters).toEqual([...counters].sort((x, y) => x - y));
   });
 });

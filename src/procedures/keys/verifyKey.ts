@@ -42,7 +42,7 @@ export function verifyKeyFromBody(body: Uint8Array, ctx: Ctx): RawBody | undefin
   if (scope === null) return undefined;
   let out: string | undefined;
   try {
-    out = engine.verifyKeyBody(ctx.principal.workspaceId, scope, body, ctx.nowMs, ctx.requestId);
+    out = engine.verifyKeyBody(ctx.principal.workspaceId, scope, body, ctx.nowMs);
   } catch (err) {
     throw engineError(err);
   }

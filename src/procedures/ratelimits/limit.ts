@@ -25,6 +25,6 @@ export function limit(input: LimitInput, ctx: Ctx): RawBody {
  */
 export function limitFromBody(body: Uint8Array, ctx: Ctx): RawBody | undefined {
   if (!ctx.principal.limitsEverywhere()) return undefined;
-  const out = limiter.limitBody(ctx.principal.workspaceId, body, ctx.nowMs, ctx.requestId);
+  const out = limiter.limitBody(ctx.principal.workspaceId, body, ctx.nowMs);
   return out === undefined ? undefined : hotBody(out);
 }
