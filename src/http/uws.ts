@@ -4,6 +4,7 @@
 //   GET  /v2/liveness, /metrics, /openapi.json, /docs/errors/…  → pages (HEAD too)
 // Everything else is 404. Every error uses the error envelope.
 import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
 import { ApiError } from '../errors/apiError.js';
 import type { Dispatcher } from '../rpc/dispatch.js';
@@ -164,9 +165,9 @@ class Server {
     readonly dispatcher: Dispatcher,
   ) {}
 
-  /** Deadline list: the body of `p` is awaited until `p.deadlineMs`. */
+  /** Deadline list: the body of `p` is awaited until `p.deadlineMs` (performance.now() ms). */
   await(p: Pending): void {
-    p.deadlineMs = Date.now() + this.deps.config.requestTimeoutMs;
+    p.deadlineMs = p.started + this.deps.config.requestTimeoutMs;
     p.prev = this.newest;
     if (this.newest === undefined) this.oldest = p;
     else this.newest.next = p;
@@ -261,7 +262,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     if (server.draining) return server.finish(p, dispatcher.error(new ApiError('shutting_down', 'The server is shutting down; retry on another instance or after it restarts.')), true);
 
     if (url.startsWith('/v2/') && url !== '/v2/liveness') {
-      p.routeIndex = dispatcher.lookup(url.slice(4));
+      p.routeIndex = dispatcher.lookupPath(url);
       if (p.routeIndex < 0) return server.finish(p, dispatcher.error(new ApiError('procedure_not_found', `There is no procedure '${url.slice(4)}'. Procedures are POST /v2/{namespace}.{procedure}; see /openapi.json for the list.`)), hasBody(req));
       if (method !== 'post') return server.finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only POST, not ${method.toUpperCase()}.`, { headers: { Allow: 'POST' } })), hasBody(req));
       const contentType = req.getHeader('content-type');
@@ -291,7 +292,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   // One timer for all request deadlines (cheaper than a timer per request).
   // Fine enough that a 408 at the longest deadline still leaves before uWS's own idle close.
   const tickMs = Math.max(5, Math.min(250, Math.floor(config.requestTimeoutMs / 4)));
-  const timer = setInterval(() => server.expire(Date.now()), tickMs);
+  const timer = setInterval(() => server.expire(performance.now()), tickMs);
   timer.unref();
 
   return new Promise((resolve, reject) => {

@@ -54,15 +54,21 @@ export class Dispatcher {
     return this.compiled.map((c) => c.route.procedure);
   }
 
-  private lastName = '';
+  private lastPath = '';
   private lastIndex = -1;
 
   /** Route index for `namespace.procedure` (aliases included), or -1. */
   lookup(name: string): number {
-    // Clients call one procedure many times in a row: compare before hashing a new string.
-    if (name === this.lastName) return this.lastIndex;
-    const index = this.resolve(name);
-    this.lastName = name;
+    return this.lookupPath(`/v2/${name}`);
+  }
+
+  /** Route index for a request path `/v2/namespace.procedure`, or -1. */
+  lookupPath(path: string): number {
+    // Clients call one procedure many times in a row: compare the path as uWS gave it before
+    // slicing and hashing a new string.
+    if (path === this.lastPath) return this.lastIndex;
+    const index = path.startsWith('/v2/') ? this.resolve(path.slice(4)) : -1;
+    this.lastPath = path;
     this.lastIndex = index;
     return index;
   }
