@@ -52,6 +52,11 @@ impl Puts {
         &self.items[i].0
     }
 
+    /// The value of put `i`.
+    pub fn value(&self, i: usize) -> &[u8; VALUE_BYTES] {
+        &self.items[i].1
+    }
+
     /// Replaces the value of put `i`.
     pub fn set_value(&mut self, i: usize, value: [u8; VALUE_BYTES]) {
         self.items[i].1 = value;

@@ -43,28 +43,46 @@ pub fn bool(out: &mut Vec<u8>, b: bool) {
 
 const PAIRS: &[u8; 200] = b"00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
 
-/// Appends the decimal digits of `v` (two per step, no allocation, no formatter).
+/// Appends the decimal digits of `v` (see `Int`).
 pub fn int(out: &mut Vec<u8>, v: i64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = v.unsigned_abs();
-    while n >= 100 {
-        let pair = (n % 100) as usize * 2;
-        n /= 100;
-        at -= 2;
-        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    out.extend_from_slice(Int::new(v).text());
+}
+
+/// The decimal text of an integer, built on the stack (two digits per step, no allocation,
+/// no formatter).
+pub struct Int {
+    text: [u8; 20],
+    at: usize,
+}
+
+impl Int {
+    pub fn new(v: i64) -> Int {
+        let mut text = [0u8; 20];
+        let mut at = text.len();
+        let mut n = v.unsigned_abs();
+        while n >= 100 {
+            let pair = (n % 100) as usize * 2;
+            n /= 100;
+            at -= 2;
+            text[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+        }
+        if n >= 10 {
+            at -= 2;
+            text[at..at + 2].copy_from_slice(&PAIRS[n as usize * 2..n as usize * 2 + 2]);
+        } else {
+            at -= 1;
+            text[at] = b'0' + n as u8;
+        }
+        if v < 0 {
+            at -= 1;
+            text[at] = b'-';
+        }
+        Int { text, at }
     }
-    if n >= 10 {
-        at -= 2;
-        digits[at..at + 2].copy_from_slice(&PAIRS[n as usize * 2..n as usize * 2 + 2]);
-    } else {
-        at -= 1;
-        digits[at] = b'0' + n as u8;
+
+    pub fn text(&self) -> &[u8] {
+        &self.text[self.at..]
     }
-    if v < 0 {
-        out.push(b'-');
-    }
-    out.extend_from_slice(&digits[at..]);
 }
 
 pub fn strings<'a>(out: &mut Vec<u8>, items: impl IntoIterator<Item = &'a [u8]>) {

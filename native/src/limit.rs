@@ -128,15 +128,36 @@ pub fn with_namespace_id<R>(workspace_id: &str, name: &str, f: impl FnOnce(Optio
     Ok(f(found.as_deref()))
 }
 
+thread_local! {
+    /// Whether a namespace has any override, by namespace id, per records epoch: overrides
+    /// are records, so setting or deleting one starts a new epoch.
+    static HAS_OVERRIDES: RefCell<Memo<(u64, u64), bool>> = RefCell::new(Memo::new(MAX_NAMESPACE_IDS));
+}
+
+/// Whether the namespace has any override (most have none).
+fn has_overrides(v: &View<'_>, namespace_id: &str) -> Result<bool, LimitError> {
+    let epoch = store::records_epoch(v)?;
+    if let Some(known) = HAS_OVERRIDES.with(|m| m.borrow().get(&epoch, namespace_id.as_bytes()).copied()) {
+        return Ok(known);
+    }
+    // Every override key of the namespace starts with "<namespaceId>/": one positioning
+    // tells whether it has any.
+    let mut key = KeyBuf::new();
+    let any = key.of(&[namespace_id.as_bytes(), b"/"]);
+    let found = v.first_key_from(Table::RATELIMIT_OVERRIDES, any)?.is_some_and(|k| k.starts_with(any));
+    // Read inside a transaction that changed records, it may not be committed yet.
+    if !store::uncommitted_record_change() {
+        HAS_OVERRIDES.with(|m| m.borrow_mut().keep(epoch, namespace_id.as_bytes(), found));
+    }
+    Ok(found)
+}
+
 /// The override that applies to `identifier` in a namespace, if any.
 pub fn find_override<'t>(v: &View<'t>, namespace_id: &str, identifier: &str) -> Result<Option<OverrideRecord<'t>>, LimitError> {
-    let mut key = KeyBuf::new();
-    // Every override key of the namespace starts with "<namespaceId>/": one positioning
-    // tells whether it has any (most namespaces have none).
-    let any = key.of(&[namespace_id.as_bytes(), b"/"]);
-    if !v.first_key_from(Table::RATELIMIT_OVERRIDES, any)?.is_some_and(|k| k.starts_with(any)) {
+    if !has_overrides(v, namespace_id)? {
         return Ok(None);
     }
+    let mut key = KeyBuf::new();
     let sid = storage_id(identifier);
     for kind in [b"/e/", b"/w/"] {
         if let Some(bytes) = v.get(Table::RATELIMIT_OVERRIDES, key.of(&[namespace_id.as_bytes(), kind, sid.as_bytes()]))? {
@@ -197,33 +218,23 @@ struct Outcome<'t> {
 /// Decides every request and writes the outcomes into `scratch.out` (a JSON array when
 /// `many`, else the one outcome); the windows are put only when every request is admitted.
 fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, scratch: &mut Scratch) -> Result<(), LimitError> {
-    // Windows this call already changed (several requests may name one window), by the
-    // index of their put.
-    let mut changed: Vec<(usize, Window)> = Vec::new();
     let mut outcomes = Vec::with_capacity(reqs.len());
-    let mut digits = Vec::with_capacity(20);
     for r in reqs {
         let o = find_override(v, r.namespace_id, r.identifier)?;
         let (limit, duration_ms) = o.as_ref().map_or((r.limit, r.duration_ms), |o| (o.limit, o.duration_ms));
-        digits.clear();
-        json::int(&mut digits, duration_ms);
-        let key = window_key(r.namespace_id.as_bytes(), &digits, storage_id(r.identifier).as_bytes());
-        let earlier = changed.iter().position(|(put, _)| *scratch.puts.key(*put) == key);
+        let key = window_key(r.namespace_id.as_bytes(), json::Int::new(duration_ms).text(), storage_id(r.identifier).as_bytes());
+        // A window this call already changed (several requests may name one) is read from
+        // its put: the puts are this call's windows only.
+        let earlier = (0..scratch.puts.len()).find(|&i| *scratch.puts.key(i) == key);
         let stored = match earlier {
-            Some(i) => Some(changed[i].1),
+            Some(i) => Window::decode(scratch.puts.value(i)),
             None => counterlog::get(v, &key)?.and_then(|w| Window::decode(&w)),
         };
         let d = window::decide(stored, now_ms, duration_ms, limit, r.cost);
         if d.success && r.cost > 0 {
             match earlier {
-                Some(i) => {
-                    changed[i].1 = d.next;
-                    scratch.puts.set_value(changed[i].0, d.next.encode());
-                }
-                None => {
-                    changed.push((scratch.puts.len(), d.next));
-                    scratch.puts.push(&key, d.next.encode());
-                }
+                Some(i) => scratch.puts.set_value(i, d.next.encode()),
+                None => scratch.puts.push(&key, d.next.encode()),
             }
         }
         outcomes.push(Outcome { success: d.success, limit, remaining: d.remaining, reset_ms: d.reset_ms, override_id: o.map(|o| o.id) });

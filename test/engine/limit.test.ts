@@ -224,6 +224,42 @@ describe('overrides', () => {
   });
 });
 
+describe('overrides appearing where calls found none', () => {
+  // Whether a namespace has overrides is kept per records epoch (native/src/limit.rs
+  // has_overrides): an override set here or by another process applies on the very next
+  // call, inside a turn's batch too.
+  it('set by this process, then by another one between batches', () => {
+    const ns = freshNs();
+    expect(lim(ns.id, 'late', 100, MIN, 1, T0).out).not.toHaveProperty('overrideId');
+    const here = upsertOverride(ns, 'late', 2, MIN, T0);
+    expect(lim(ns.id, 'late', 100, MIN, 1, T0).out).toMatchObject({ limit: 2, remaining: 0, overrideId: here.id });
+    // The override's stored bytes, for the other process to write back after its removal.
+    const [key, value] = native.range('ratelimit_overrides', `${ns.id}/`, `${ns.id}0`, 10);
+    expect(removeOverride(ns, 'late')).toBe(true);
+    const inBatch = <T>(fn: () => T): T => {
+      native.batchBegin();
+      try {
+        return fn();
+      } finally {
+        expect(native.batchCommit()).toBe(true);
+      }
+    };
+    expect(inBatch(() => [lim(ns.id, 'late', 100, MIN, 1, T0).out, lim(ns.id, 'late', 100, MIN, 1, T0).out])).toEqual([
+      { success: true, limit: 100, remaining: 97, reset: T0 + MIN },
+      { success: true, limit: 100, remaining: 96, reset: T0 + MIN },
+    ]);
+    const child = spawnSync(process.execPath, ['-e', `
+      const native = require(${JSON.stringify(NATIVE_PATH)});
+      native.open(${JSON.stringify(store.dir())}, false, 0, 0);
+      native.transaction(() => native.put('ratelimit_overrides', Buffer.from('${(key as Buffer).toString('base64')}', 'base64'), Buffer.from('${(value as Buffer).toString('base64')}', 'base64')));
+      native.close();
+    `], { encoding: 'utf8' });
+    expect(child.stderr).toBe('');
+    expect(child.status).toBe(0);
+    expect(inBatch(() => lim(ns.id, 'late', 100, MIN, 0, T0).out)).toEqual({ success: false, limit: 2, remaining: 0, reset: T0 + MIN, overrideId: here.id });
+  });
+});
+
 describe('long identifiers (hashed storage past 440 bytes)', () => {
   const long = (c: string, n: number): string => c.repeat(n);
 
