@@ -5,10 +5,17 @@
 // identifiers that all have a live window and on one hot identifier. The store is opened as
 // the server opens it (default map size, background fsync every 100 ms on another thread);
 // state-changing calls are measured as the server runs them (group commit: one LMDB commit
-// per event-loop turn, here per BENCH_BATCH calls) and with one commit per call.
+// per event-loop turn, here per BENCH_BATCH calls) and with one commit per call. The last
+// rows go through the dispatcher as the server does for each request once uWS has its body:
+// authentication, the hot call read from the body bytes, the reply with its envelope and
+// request id; what a request costs the server beyond the HTTP layer.
 import { native, engine, limiter } from '../src/engine/native.js';
 import { DEFAULT_MAP_BYTES } from '../src/config.js';
-import { createWorkspace } from '../src/store/rootKeys.js';
+import { createWorkspace, insertRootKey } from '../src/store/rootKeys.js';
+import { transact } from '../src/store/db.js';
+import { closeBatch, enableGroupCommit } from '../src/store/durability.js';
+import { Dispatcher } from '../src/rpc/dispatch.js';
+import { createLogger } from '../src/log.js';
 import { insertApi } from '../src/store/apis.js';
 import { ensureNamespace } from '../src/store/ratelimits.js';
 import { benchTempDir } from './lib/procs.js';
@@ -88,4 +95,44 @@ measure(`verifyKey, plain key (read only), ${keys} keys`, alone(verify(anyOf(pla
 measure(`ratelimits.limit, 1,000,000 live identifiers, commit per ${BATCH} calls`, grouped(limitMany), prefill);
 measure('ratelimits.limit, 1,000,000 live identifiers, commit per call', alone(limitMany), prefill);
 measure(`ratelimits.limit, one hot identifier, commit per ${BATCH} calls`, grouped(limitHot));
+
+// Through the dispatcher, with the server's group commit: the first hot call of a turn opens
+// the batch and the end of the turn commits it (here every BENCH_BATCH calls). Bodies are
+// encoded beforehand, as uWS hands them over: 262,144 of them, so the limit row walks that
+// many of the 1,000,000 identifiers.
+const ROOT_KEY = 'kwroot_bench_native_aaaaaaaaaaaaaaaaaaaaaa';
+transact(() => insertRootKey(ws.id, ROOT_KEY, ['*'], Date.now()));
+const dispatcher = new Dispatcher('http://127.0.0.1', createLogger('silent'), undefined);
+const BODIES = 1 << 18;
+const throughDispatcher = (procedure: string, body: (i: number) => string): Runner => {
+  const route = dispatcher.lookup(procedure);
+  const auth = `Bearer ${ROOT_KEY}`;
+  const encoder = new TextEncoder();
+  const bodies = Array.from({ length: BODIES }, (_, i) => encoder.encode(body(i)));
+  let inTurn = 0;
+  return {
+    call: (i) => {
+      const { reply } = dispatcher.dispatch(route, auth, bodies[i % BODIES] as Uint8Array);
+      if (reply.status !== 200) throw new Error(`unexpected reply: ${reply.body}`);
+      if (++inTurn === BATCH) {
+        closeBatch();
+        inTurn = 0;
+      }
+    },
+    flush: () => {
+      closeBatch();
+      inTurn = 0;
+    },
+  };
+};
+enableGroupCommit();
+measure(
+  `keys.verifyKey through the dispatcher, credits + 1 autoApply limit, ${keys} keys, commit per ${BATCH} calls`,
+  throughDispatcher('keys.verifyKey', (i) => `{"key":"${anyOf(limited)(i)}"}`),
+);
+measure(
+  `ratelimits.limit through the dispatcher, 1,000,000 live identifiers, commit per ${BATCH} calls`,
+  throughDispatcher('ratelimits.limit', (i) => `{"namespace":"bench","identifier":"${identifier((i * 7919) % IDENTIFIERS)}","limit":1000000,"duration":60000}`),
+  prefill,
+);
 native.close();
