@@ -352,6 +352,16 @@ pub fn sync(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     Ok(env.undefined()?)
 }
 
+/// warm(budgetMs): { usedBytes, readBytes } — store::warm.
+pub fn warm(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let budget_ms = number_arg(env, args[0], "budgetMs")?;
+    let w = store::warm(std::time::Duration::from_secs_f64(budget_ms.min(1e9) / 1000.0))?;
+    let out = env.object()?;
+    env.set_named(out, c"usedBytes", env.double(w.used_bytes as f64)?)?;
+    env.set_named(out, c"readBytes", env.double(w.read_bytes as f64)?)?;
+    Ok(out)
+}
+
 /// requestId(): string — the next id of this thread's request ids (reqid.rs).
 pub fn request_id(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     Ok(env.string_from_utf8(reqid::next().as_str().as_bytes())?)

@@ -55,6 +55,7 @@ exports! {
     c"transaction" => api::transaction,
     c"sync" => api::sync,
     c"stats" => api::stats,
+    c"warm" => api::warm,
     c"rootKeysVersion" => api::root_keys_version,
     c"requestId" => api::request_id,
     c"sha256Base64" => api::sha256_base64,

@@ -54,6 +54,12 @@ export interface NativeModule {
   sync(): void;
   stats(): StoreStats;
   /**
+   * Touches every page of the data in use, for at most `budgetMs`, so that serving does not
+   * start with page faults that read the disk (native/src/store.rs `warm`); `readBytes` <
+   * `usedBytes` when the budget ran out.
+   */
+  warm(budgetMs: number): { usedBytes: number; readBytes: number };
+  /**
    * meta.root_keys_version (0 when absent), cheap to ask per request: read again only when a
    * transaction committed since this thread last read it (native/src/meta.rs).
    */

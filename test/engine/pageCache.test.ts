@@ -5,7 +5,7 @@
 // the store's map (/proc/self/pagemap, /proc/kpageflags): that needs root, and on a kernel
 // that does not build large folios for the filesystem it holds either way.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,10 @@ function canReadPageFlags(): boolean {
   } catch {
     return false;
   }
+}
+
+function hasFincore(): boolean {
+  return spawnSync('fincore', ['--version']).status === 0;
 }
 
 /** Runs `body` in a child process with `native` opened on `dir`, with or without the writable map. */
@@ -101,5 +105,40 @@ describe('the page cache of the data file', () => {
       ${COUNT_LARGE}
     `);
     expectSinglePages(out);
+  });
+
+  // native.warm (the server calls it before it listens): opening starts reading the pages
+  // in use back with POSIX_FADV_WILLNEED and returns; warm waits until they are in. The
+  // child drops the file from the cache after the open (dd iflag=nocache, once written
+  // back), so without warm almost nothing of it would be cached when fincore looks.
+  it.skipIf(!hasFincore())('warm has every page in use in the cache, as single pages, before the server takes requests', () => {
+    dir = mkdtempSync(join(tmpdir(), 'keyward-page-cache-'));
+    // Records the open does not read (it reads the counter log into its index, and a page a
+    // process has mapped cannot be dropped from the cache).
+    inChild(dir, false, `native.transaction(() => { for (let i = 0; i < 20000; i++) native.put('indexes', 'idx_' + i, Buffer.alloc(100, i % 251)); });`);
+    const data = join(dir, 'data.mdb');
+    const out = inChild(dir, false, `
+      const { execFileSync } = require('node:child_process');
+      const cached = () => Number(execFileSync('fincore', ['--bytes', '--noheadings', '--output', 'RES', ${JSON.stringify(data)}], { encoding: 'utf8' }).trim());
+      execFileSync('sync', [${JSON.stringify(data)}]);
+      execFileSync('dd', ['if=' + ${JSON.stringify(data)}, 'iflag=nocache', 'count=0'], { stdio: 'ignore' });
+      const dropped = cached();
+      const used = native.stats().usedBytes;
+      const warmed = native.warm(10000);
+      const after = cached();
+      const none = native.warm(0);
+      if (native.range('indexes', Buffer.alloc(0), null, 100000).length !== 40000) throw new Error('not every record was read');
+      const pages = ${canReadPageFlags()} ? (() => { ${COUNT_LARGE.replace('process.stdout.write(JSON.stringify({ mapped, large }));', 'return { mapped, large };')} })() : undefined;
+      process.stdout.write(JSON.stringify({ dropped, used, warmed, after, none, pages }));
+    `);
+    const r = JSON.parse(out) as { dropped: number; used: number; warmed: { usedBytes: number; readBytes: number }; after: number; none: { usedBytes: number; readBytes: number }; pages?: { mapped: number; large: number } };
+    expect(r.used).toBeGreaterThan(1 << 20);
+    expect(r.dropped).toBeLessThan(r.used / 4);
+    expect(r.warmed).toEqual({ usedBytes: r.used, readBytes: r.used });
+    expect(r.after).toBeGreaterThanOrEqual(r.used);
+    // A budget of nothing reads nothing, and says so.
+    expect(r.none).toEqual({ usedBytes: r.used, readBytes: 0 });
+    expect(statSync(data).size).toBeGreaterThanOrEqual(r.used);
+    if (r.pages !== undefined) expectSinglePages(JSON.stringify(r.pages));
   });
 });
