@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { tempStore } from '../helpers/tempStore.js';
+import { inBatch, tempStore } from '../helpers/tempStore.js';
 import { ensureNamespace, removeOverride, upsertOverride } from '../../src/store/ratelimits.js';
 import type { NamespaceRecord } from '../../src/store/records.js';
 import { packLimitRequests, type LimitOutcome } from '../../src/procedures/ratelimits/multiLimit.js';
@@ -236,14 +236,6 @@ describe('overrides appearing where calls found none', () => {
     // The override's stored bytes, for the other process to write back after its removal.
     const [key, value] = native.range('ratelimit_overrides', `${ns.id}/`, `${ns.id}0`, 10);
     expect(removeOverride(ns, 'late')).toBe(true);
-    const inBatch = <T>(fn: () => T): T => {
-      native.batchBegin();
-      try {
-        return fn();
-      } finally {
-        expect(native.batchCommit()).toBe(true);
-      }
-    };
     expect(inBatch(() => [lim(ns.id, 'late', 100, MIN, 1, T0).out, lim(ns.id, 'late', 100, MIN, 1, T0).out])).toEqual([
       { success: true, limit: 100, remaining: 97, reset: T0 + MIN },
       { success: true, limit: 100, remaining: 96, reset: T0 + MIN },

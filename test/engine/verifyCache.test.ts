@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { tempStore } from '../helpers/tempStore.js';
+import { inBatch, tempStore } from '../helpers/tempStore.js';
 import { Principal } from '../../src/auth/permissions.js';
 import { createApi } from '../../src/procedures/apis/createApi.js';
 import type { Ctx } from '../../src/procedures/context.js';
@@ -279,14 +279,6 @@ describe.each([
   // epoch: a change committed before the batch began shows in it.
   it('inside batches: an API deleted by another process, then a key disabled by this one', () => {
     const { key, apiId } = newKey();
-    const inBatch = <T>(fn: () => T): T => {
-      native.batchBegin();
-      try {
-        return fn();
-      } finally {
-        expect(native.batchCommit()).toBe(true);
-      }
-    };
     expect(inBatch(() => [verify(key).code, verify(key).code])).toEqual(['VALID', 'VALID']);
     const script = `const n = require(${JSON.stringify(ADDON)}); n.open(${JSON.stringify(store.dir())}, false, 0, 0);
       n.transaction(() => { if (!n.del('apis', ${JSON.stringify(apiId)})) throw new Error('no api'); });

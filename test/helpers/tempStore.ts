@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { native } from '../../src/engine/native.js';
 
 /** `syncIntervalMs` and `mapBytes` as native.open takes them; `dir()` is the store's directory. */
@@ -18,4 +18,16 @@ export function tempStore(prefix: string, syncIntervalMs = 0, mapBytes = 16 * 10
     rmSync(dir, { recursive: true, force: true });
   });
   return { dir: () => dir };
+}
+
+const batchNative = native as unknown as { batchBegin(): void; batchCommit(): boolean };
+
+/** Runs `fn` inside one batch of hot calls, as a server turn does (group commit), and commits it. */
+export function inBatch<T>(fn: () => T): T {
+  batchNative.batchBegin();
+  try {
+    return fn();
+  } finally {
+    expect(batchNative.batchCommit()).toBe(true);
+  }
 }
