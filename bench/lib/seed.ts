@@ -42,20 +42,28 @@ const batchNative = native as unknown as { batchBegin(): void; batchCommit(): bo
 /** A bench's call, and what commits a group-commit batch it left open. */
 export type Runner = { call: (i: number) => void; flush: () => void };
 
-/** Wraps a call so every `size` calls share one commit (batchBegin … batchCommit), as the server commits the hot calls of one event-loop turn; `flush` commits a batch left open. */
-export function batched(size: number, call: (i: number) => void): Runner {
+/** How a batch of hot calls is opened and committed: by the bench (native batchBegin / batchCommit), or by the server's group commit (the first hot call opens it, durability.closeBatch commits it). */
+export interface BatchSteps {
+  begin(): void;
+  commit(): void;
+}
+
+const NATIVE_BATCH: BatchSteps = { begin: () => batchNative.batchBegin(), commit: () => void batchNative.batchCommit() };
+
+/** Wraps a call so every `size` calls share one commit, as the server commits the hot calls of one event-loop turn; `flush` commits a batch left open (a no-op when none is). */
+export function batched(size: number, call: (i: number) => void, steps: BatchSteps = NATIVE_BATCH): Runner {
   let inBatch = 0;
   return {
     call: (i) => {
-      if (inBatch === 0) batchNative.batchBegin();
+      if (inBatch === 0) steps.begin();
       call(i);
       if (++inBatch === size) {
-        batchNative.batchCommit();
+        steps.commit();
         inBatch = 0;
       }
     },
     flush: () => {
-      batchNative.batchCommit(); // a no-op when no batch is open
+      steps.commit();
       inBatch = 0;
     },
   };
