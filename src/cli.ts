@@ -3,7 +3,7 @@
 import { ConfigError, flagsToEnv, loadConfig } from './config.js';
 import { native } from './engine/native.js';
 import { isValidGrant } from './auth/permissions.js';
-import { createRootKey, createWorkspace, listRootKeys, listWorkspaces, revokeRootKey } from './store/rootKeys.js';
+import { createRootKey, createWorkspace, getWorkspace, listRootKeys, listWorkspaces, revokeRootKey } from './store/rootKeys.js';
 import { runServer } from './main.js';
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -37,6 +37,20 @@ function takeOption(args: string[], name: string): string[] {
     } else i++;
   }
   return values;
+}
+
+/** What is left of a command's arguments once its options are taken: nothing, or a usage error. */
+function noMoreArguments(args: readonly string[]): void {
+  if (args.length > 0) throw new UsageError(`unexpected argument '${args[0] ?? ''}'`);
+}
+
+/** The configuration flags (flagsToEnv); one missing its value is a usage error, as any other. */
+function parseFlags(argv: readonly string[]): ReturnType<typeof flagsToEnv> {
+  try {
+    return flagsToEnv(argv);
+  } catch (err) {
+    throw err instanceof ConfigError ? new UsageError(err.message) : err;
+  }
 }
 
 function print(value: unknown): void {
@@ -80,7 +94,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const { env, rest } = flagsToEnv(argv);
+  const { env, rest } = parseFlags(argv);
   Object.assign(process.env, env);
   const [group, action, ...args] = rest;
   if (group === 'serve' || group === undefined) {
@@ -89,10 +103,12 @@ export async function main(argv: string[]): Promise<number> {
     return -1; // keeps running
   }
   if (group === 'workspaces' && action === 'create') {
+    noMoreArguments(args);
     withStore(() => print({ workspaceId: createWorkspace(Date.now()).id }));
     return 0;
   }
   if (group === 'workspaces' && action === 'list') {
+    noMoreArguments(args);
     withStore(() => print(listWorkspaces().map((w) => ({ workspaceId: w.id, createdAt: w.createdAtMs }))));
     return 0;
   }
@@ -103,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
     if (permissions.length === 0) throw new UsageError('root-keys create needs at least one --permission <p> (e.g. apis.*.verify_key, or * for everything)');
     const bad = permissions.find((p) => !isValidGrant(p));
     if (bad !== undefined) throw new UsageError(`'${bad}' is not a permission: use resource.id.action (segments may be *), or * alone`);
-    if (args.length > 0) throw new UsageError(`unexpected argument '${args[0]}'`);
+    noMoreArguments(args);
     withStore(() => {
       const { record, key } = createRootKey(workspace, permissions, Date.now());
       print({ workspaceId: record.workspaceId, rootKeyId: record.id, key });
@@ -112,12 +128,17 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (group === 'root-keys' && action === 'list') {
     const [workspace] = takeOption(args, '--workspace');
-    withStore(() => print(listRootKeys(workspace).map((r) => ({ rootKeyId: r.id, workspaceId: r.workspaceId, start: r.start, permissions: r.permissions, createdAt: r.createdAtMs }))));
+    noMoreArguments(args);
+    withStore(() => {
+      if (workspace !== undefined && getWorkspace(workspace) === undefined) throw new Error(`workspace ${workspace} does not exist`);
+      print(listRootKeys(workspace).map((r) => ({ rootKeyId: r.id, workspaceId: r.workspaceId, start: r.start, permissions: r.permissions, createdAt: r.createdAtMs })));
+    });
     return 0;
   }
   if (group === 'root-keys' && action === 'revoke') {
-    const [id] = args;
-    if (id === undefined) throw new UsageError('root-keys revoke needs <rootKeyId>');
+    const [id, ...more] = args;
+    if (id === undefined || id.startsWith('-')) throw new UsageError('root-keys revoke needs <rootKeyId>');
+    noMoreArguments(more);
     const revoked = withStore(() => revokeRootKey(id));
     if (!revoked) {
       process.stderr.write(`keyward: root key ${id} not found\n`);
@@ -142,3 +163,7 @@ export async function runCli(argv: string[]): Promise<void> {
     process.exit(1);
   }
 }
+
+// Run directly (`node dist/src/cli.js …`), not only through bin/keyward.mjs, so that form does
+// not exit 0 having done nothing.
+if (process.argv[1] === fileURLToPath(import.meta.url)) await runCli(process.argv.slice(2));

@@ -1,6 +1,6 @@
 // keyward CLI: workspaces and root keys on the server's store, while the server runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, cli, expectError, expectOk, startServer, stopAll, tempDir, type Server } from '../helpers/server.js';
+import { call, cli, CLI_JS, expectError, expectOk, runNode, startServer, stopAll, tempDir, type Server } from '../helpers/server.js';
 
 let server: Server;
 beforeAll(async () => {
@@ -20,6 +20,15 @@ describe('workspaces', () => {
     expect(list.code).toBe(0);
     const ids = (list.json as { workspaceId: string }[]).map((w) => w.workspaceId).sort();
     expect(ids).toEqual([created.json.workspaceId, second.json.workspaceId].sort());
+  });
+
+  it('node dist/src/cli.js runs the command too (it does not exit 0 having done nothing)', async () => {
+    const dir = tempDir();
+    const created = await runNode([CLI_JS, 'workspaces', 'create'], dir);
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toEqual({ workspaceId: expect.stringMatching(/^ws_\w+$/) });
+    const bad = await runNode([CLI_JS, 'no-such-command'], dir);
+    expect(bad.code).toBe(2);
   });
 
   it('--data-dir works like KEYWARD_DATA_DIR', async () => {
@@ -124,6 +133,30 @@ describe('root-keys', () => {
     const serve = await cli(['serve', '--prot', '9000'], tempDir());
     expect(serve.code).toBe(2);
     expect(serve.stderr).toContain("'--prot'");
+  });
+
+  it.each([
+    ['workspaces create extra'],
+    ['workspaces list extra'],
+    ['root-keys list extra'],
+    ['root-keys list --permission x'],
+    ['workspaces create --workspace x'],
+    ['root-keys revoke rk_a rk_b'],
+    ['root-keys revoke --workspace'],
+    ['workspaces list --data-dir'],
+  ])('%s → exit code 2, nothing done', async (command) => {
+    const dir = tempDir();
+    const res = await cli(command.split(' '), dir);
+    expect(res.code).toBe(2);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(/unexpected argument|needs/);
+    expect((await cli(['workspaces', 'list'], dir)).json).toEqual([]);
+  });
+
+  it('list --workspace of a workspace that does not exist → exit 1', async () => {
+    const res = await cli(['root-keys', 'list', '--workspace', 'ws_doesnotexist'], tempDir());
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('ws_doesnotexist');
   });
 
   it('help, --help and -h print the usage and exit 0', async () => {

@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 export const ROOT = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
 const BIN = path.join(ROOT, 'bin', 'keyward.mjs');
-const CLI_JS = path.join(ROOT, 'dist', 'src', 'cli.js');
+export const CLI_JS = path.join(ROOT, 'dist', 'src', 'cli.js');
 // bin/keyward.mjs first runs scripts/setup.mjs (npm ci / cargo / tsc when anything looks
 // stale), which is slow and, mid-development, can reinstall node_modules under the test run.
 // By default the CLI is run the way bin/keyward.mjs runs it once set-up is done (runCli from
