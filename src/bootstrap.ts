@@ -1,9 +1,10 @@
 // First start on an empty data dir: a default workspace and a root key allowed `*`.
 // The key comes from KEYWARD_ROOT_KEY, else it is generated and printed once (only its
-// hash is stored, so it cannot be shown again).
+// hash is stored, so it cannot be shown again). A data dir that already holds a workspace
+// (set up through the CLI before the first start) is not empty: nothing is added to it.
 import { newId } from './domain/ids.js';
-import { getText, putRecord, putText, transact } from './store/db.js';
-import { insertRootKey, generateRootKey } from './store/rootKeys.js';
+import { getText, putRecord, putText, scanPrefix, transact } from './store/db.js';
+import { findRootKeyByHash, hashRootKey, insertRootKey, generateRootKey } from './store/rootKeys.js';
 import { META_BOOTSTRAPPED, type WorkspaceRecord } from './store/records.js';
 
 export interface Bootstrapped {
@@ -13,9 +14,16 @@ export interface Bootstrapped {
   generatedKey: string | undefined;
 }
 
-export function bootstrap(configuredKey: string | undefined, nowMs: number): Bootstrapped | undefined {
+/** What start-up should tell the operator about a store it did not bootstrap. */
+export type NotBootstrapped = 'ok' | 'no_root_key' | 'configured_key_unknown';
+
+export function bootstrap(configuredKey: string | undefined, nowMs: number): Bootstrapped | NotBootstrapped {
   return transact(() => {
-    if (getText('meta', META_BOOTSTRAPPED) !== undefined) return undefined;
+    if (getText('meta', META_BOOTSTRAPPED) !== undefined || scanPrefix('workspaces', '', undefined, 1).length > 0) {
+      if (scanPrefix('root_keys', '', undefined, 1).length === 0) return 'no_root_key';
+      if (configuredKey !== undefined && findRootKeyByHash(hashRootKey(configuredKey)) === undefined) return 'configured_key_unknown';
+      return 'ok';
+    }
     const ws: WorkspaceRecord = { id: newId('ws', nowMs), createdAtMs: nowMs };
     putRecord('workspaces', ws.id, ws);
     const key = configuredKey ?? generateRootKey();

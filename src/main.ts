@@ -71,7 +71,11 @@ export async function runServer(config: Config): Promise<void> {
     throw new Error(`the data dir ${config.dataDir} (KEYWARD_DATA_DIR) cannot be used: ${(err as Error).message}`);
   }
   const boot = bootstrap(config.rootKey, Date.now());
-  if (boot !== undefined) {
+  if (boot === 'no_root_key') {
+    log.warn('the store has no root key, so every procedure answers 401: create one with keyward root-keys create --workspace <id> --permission <p>');
+  } else if (boot === 'configured_key_unknown') {
+    log.warn('KEYWARD_ROOT_KEY is not a root key of this store: it is used only to bootstrap an empty data dir');
+  } else if (boot !== 'ok') {
     log.info('bootstrapped an empty data dir', { workspaceId: boot.workspaceId, rootKeyId: boot.rootKeyId });
     if (boot.generatedKey !== undefined) {
       // Printed once, on stdout only: the store keeps just its hash.

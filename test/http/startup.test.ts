@@ -39,5 +39,26 @@ describe('start-up', () => {
     expectOk(await call(again, 'apis.createApi', { name: 'with-first-key' }, { rootKey: first.rootKey }));
     const keys = await cli(['root-keys', 'list'], first.dataDir);
     expect(keys.json).toHaveLength(1);
+    expect(again.output().stderr).toContain('KEYWARD_ROOT_KEY is not a root key of this store');
+  });
+
+  it('a data dir set up through the CLI before the first start is not bootstrapped again', async () => {
+    const dir = tempDir();
+    const ws = (await cli(['workspaces', 'create'], dir)).json.workspaceId as string;
+    const made = (await cli(['root-keys', 'create', '--workspace', ws, '--permission', '*'], dir)).json as { key: string };
+    const server = await startServer({ dataDir: dir, rootKey: randomRootKey() });
+    expect(server.output().stderr).not.toContain('bootstrapped');
+    expectOk(await call(server, 'apis.createApi', { name: 'with-the-cli-key' }, { rootKey: made.key }));
+    expectError(await call(server, 'apis.createApi', { name: 'with-the-env-key' }), 401);
+    expect((await cli(['workspaces', 'list'], dir)).json).toEqual([expect.objectContaining({ workspaceId: ws })]);
+    expect((await cli(['root-keys', 'list'], dir)).json).toHaveLength(1);
+  });
+
+  it('a store with a workspace but no root key starts with a warning saying how to make one', async () => {
+    const dir = tempDir();
+    await cli(['workspaces', 'create'], dir);
+    const server = await startServer({ dataDir: dir });
+    expect(server.output().stderr).toContain('the store has no root key');
+    expectError(await call(server, 'apis.createApi', { name: 'nobody' }), 401);
   });
 });
