@@ -269,6 +269,10 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       if (!isJsonType(contentType)) {
         return server.finish(p, dispatcher.error(new ApiError('unsupported_media_type', 'Send the body as JSON with `Content-Type: application/json`.')), true);
       }
+      const encoding = req.getHeader('content-encoding');
+      if (encoding !== '' && !/^\s*identity\s*$/i.test(encoding)) {
+        return server.finish(p, dispatcher.error(new ApiError('unsupported_media_type', `Send the body uncompressed: Content-Encoding '${encoding.slice(0, 64)}' is not supported.`)), true);
+      }
       const declared = req.getHeader('content-length');
       if (declared !== '' && Number(declared) > config.maxBodyBytes) return server.finish(p, tooLarge(dispatcher, config.maxBodyBytes), true);
       const authorization = req.getHeader('authorization');

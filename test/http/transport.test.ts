@@ -186,6 +186,15 @@ describe('content type and body', () => {
     }
   });
 
+  it('a compressed body (Content-Encoding other than identity) → 415, on the hot procedures too; identity is accepted', async () => {
+    for (const encoding of ['gzip', 'br', 'deflate', 'gzip, identity']) {
+      const res = await call(server, 'apis.createApi', { name: 'encoded' }, { headers: { 'Content-Encoding': encoding } });
+      expect(expectError(res, 415, 'unsupported_media_type').detail).toContain('uncompressed');
+      expectError(await call(server, 'keys.verifyKey', { key: 'sk_encoded' }, { headers: { 'Content-Encoding': encoding } }), 415, 'unsupported_media_type');
+    }
+    expectOk(await call(server, 'apis.createApi', { name: 'identity' }, { headers: { 'Content-Encoding': 'Identity' } }));
+  });
+
   it('malformed JSON → 400 malformed_json with errors[]', async () => {
     for (const raw of ['{', '{"name":', 'nope', '{"name":"abc",}', "{'name':'abc'}"]) {
       const res = await call(server, 'apis.createApi', undefined, { rawBody: raw });
