@@ -14,7 +14,7 @@ export const createIdentityResponse = object({ identityId: { type: 'string' } },
 export const getIdentityRequest = object({ identity: identityRef }, ['identity']);
 export const listIdentitiesRequest = object({ limit: pageLimit(100, 100), cursor: cursorField, search: { type: 'string', maxLength: 256, description: 'case-insensitive substring of id or externalId' } });
 export const updateIdentityRequest = object(
-  { identity: identityRef, meta: { anyOf: [metaObject, { type: 'null' }], description: 'replaces the meta; null clears it' }, ratelimits: { ...ratelimitsList, description: 'replaces the set; a limit keeps its id when its name stays' } },
+  { identity: identityRef, meta: { anyOf: [metaObject, { type: 'null' }], description: 'replaces the meta; null clears it' }, ratelimits: { ...ratelimitsList, description: 'replaces the set (at most 50, names unique within the list); a limit keeps its id when its name stays' } },
   ['identity'],
 );
 export const deleteIdentityRequest = getIdentityRequest;

@@ -19,7 +19,8 @@ export const roleName = (max = NAME_CHARS): JsonSchema => ({ type: 'string', min
 const rolesList = (min: number, chars = NAME_CHARS): JsonSchema => ({ type: 'array', minItems: min, maxItems: 100, items: roleName(chars) });
 const permissionsList = (min: number, chars = NAME_CHARS): JsonSchema => ({ type: 'array', minItems: min, maxItems: 1000, items: permissionSlug(chars) });
 const expires: JsonSchema = { type: 'integer', minimum: 0, maximum: MAX_EXPIRES_MS, description: 'Unix ms; the key is EXPIRED when server time is after it' };
-const metaObject: JsonSchema = { type: 'object', description: 'Arbitrary JSON returned at verification; at most 10 KB serialized' };
+// At most 100 properties, as Unkey (reference §1.1), and 10 KB serialized (DESIGN.md; checked by the handlers).
+const metaObject: JsonSchema = { type: 'object', maxProperties: 100, description: 'Arbitrary JSON returned at verification; at most 100 properties and 10 KB serialized' };
 const nullable = (schema: JsonSchema): JsonSchema => ({ anyOf: [schema, { type: 'null' }] });
 
 export const refillSchema: JsonSchema = object(
@@ -40,7 +41,7 @@ export const ratelimitRequest: JsonSchema = object(
   },
   ['name', 'limit', 'duration'],
 );
-export const ratelimitsList: JsonSchema = { type: 'array', maxItems: 50, items: ratelimitRequest };
+export const ratelimitsList: JsonSchema = { type: 'array', maxItems: 50, items: ratelimitRequest, description: 'at most 50, names unique within the list (a repeated name is a 400)' };
 
 export const createKeyRequest = object(
   {

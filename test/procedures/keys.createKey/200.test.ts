@@ -130,6 +130,12 @@ describe('keys.createKey 200', () => {
     expect((await getKey(srv(), keyId)).meta).toEqual(meta);
   });
 
+  it('accepts meta of exactly 100 properties', async () => {
+    const meta = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`p${i}`, i]));
+    const { keyId } = await newKey(srv(), { meta });
+    expect((await getKey(srv(), keyId)).meta).toEqual(meta);
+  });
+
   it('accepts 100 roles of 100 characters each', async () => {
     const stem = uniq('r');
     const names = Array.from({ length: 100 }, (_, i) => `${stem}_${String(i).padStart(3, '0')}_`.padEnd(100, 'r'));

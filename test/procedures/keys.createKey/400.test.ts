@@ -46,6 +46,7 @@ const CASES: [string, () => Record<string, unknown>, string][] = [
   ['meta of 10241 bytes', () => ({ meta: metaOf(10241) }), 'meta'],
   ['meta of 5,208 characters but 10,408 bytes (UTF-8)', () => ({ meta: { p: 'é'.repeat(5200) } }), 'meta'],
   ['meta not an object', () => ({ meta: 'text' }), 'meta'],
+  ['meta of 101 properties', () => ({ meta: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`p${i}`, i])) }), 'meta'],
   ['credits null', () => ({ credits: null }), 'credits'],
   ['credits without remaining', () => ({ credits: {} }), 'credits'],
   ['credits.remaining negative', () => ({ credits: { remaining: -1 } }), 'credits'],

@@ -24,6 +24,7 @@ describe('keys.updateKey 400', () => {
     ['externalId with a space', { externalId: 'a b' }, 'externalId'],
     ['meta of 10241 bytes', { meta: { p: 'm'.repeat(10241 - 8) } }, 'meta'],
     ['meta an array', { meta: [1] }, 'meta'],
+    ['meta of 101 properties', { meta: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`p${i}`, i])) }, 'meta'],
     ['expires -1', { expires: -1 }, 'expires'],
     ['expires 4102444800001', { expires: 4102444800001 }, 'expires'],
     ['51 ratelimits', { ratelimits: Array.from({ length: 51 }, (_, i) => rl(`limit_${i}`)) }, 'ratelimits'],
