@@ -43,25 +43,6 @@ impl Puts {
         self.items.is_empty()
     }
 
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    /// The counter of put `i`.
-    pub fn key(&self, i: usize) -> &counterlog::Key {
-        &self.items[i].0
-    }
-
-    /// The value of put `i`.
-    pub fn value(&self, i: usize) -> &[u8; VALUE_BYTES] {
-        &self.items[i].1
-    }
-
-    /// Replaces the value of put `i`.
-    pub fn set_value(&mut self, i: usize, value: [u8; VALUE_BYTES]) {
-        self.items[i].1 = value;
-    }
-
     pub fn push(&mut self, key: &counterlog::Key, value: [u8; VALUE_BYTES]) {
         self.items.push((*key, value));
     }

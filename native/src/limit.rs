@@ -208,6 +208,10 @@ pub fn decode_requests(bytes: &[u8]) -> Result<Vec<LimitRequest<'_>>, &'static s
 }
 
 struct Outcome<'t> {
+    /// The window the request counts in (namespace, identifier, duration).
+    key: counterlog::Key,
+    duration_ms: i64,
+    cost: i64,
     success: bool,
     limit: i64,
     remaining: i64,
@@ -217,35 +221,40 @@ struct Outcome<'t> {
 
 /// Decides every request and writes the outcomes into `scratch.out` (a JSON array when
 /// `many`, else the one outcome); the windows are put only when every request is admitted.
+///
+/// Several requests of one call may name the same window. As in Unkey (reference §4.2: all
+/// increments applied, every limit evaluated on the post-increment values), each of them is
+/// decided on that window with the costs of all of them added, so two requests of cost 1
+/// against a limit of 1 are both refused, and the window is put once.
 fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, scratch: &mut Scratch) -> Result<(), LimitError> {
     let mut outcomes = Vec::with_capacity(reqs.len());
     for r in reqs {
         let o = find_override(v, r.namespace_id, r.identifier)?;
         let (limit, duration_ms) = o.as_ref().map_or((r.limit, r.duration_ms), |o| (o.limit, o.duration_ms));
         let key = window_key(r.namespace_id.as_bytes(), json::Int::new(duration_ms).text(), storage_id(r.identifier).as_bytes());
-        // A window this call already changed (several requests may name one) is read from
-        // its put: the puts are this call's windows only.
-        let earlier = (0..scratch.puts.len()).find(|&i| *scratch.puts.key(i) == key);
-        let stored = match earlier {
-            Some(i) => Window::decode(scratch.puts.value(i)),
-            None => counterlog::get(v, &key)?.and_then(|w| Window::decode(&w)),
+        outcomes.push(Outcome { key, duration_ms, cost: r.cost, success: false, limit, remaining: 0, reset_ms: 0, override_id: o.map(|o| o.id) });
+    }
+    for i in 0..outcomes.len() {
+        let key = outcomes[i].key;
+        let first = outcomes.iter().position(|o| o.key == key) == Some(i);
+        let cost = if outcomes.len() == 1 {
+            outcomes[i].cost
+        } else {
+            outcomes.iter().filter(|o| o.key == key).fold(0i64, |sum, o| sum.saturating_add(o.cost))
         };
-        let d = window::decide(stored, now_ms, duration_ms, limit, r.cost);
-        if d.success && r.cost > 0 {
-            match earlier {
-                Some(i) => scratch.puts.set_value(i, d.next.encode()),
-                None => scratch.puts.push(&key, d.next.encode()),
-            }
+        let stored = counterlog::get(v, &key)?.and_then(|w| Window::decode(&w));
+        let o = &mut outcomes[i];
+        let d = window::decide(stored, now_ms, o.duration_ms, o.limit, cost);
+        (o.success, o.remaining, o.reset_ms) = (d.success, d.remaining, d.reset_ms);
+        if d.success && cost > 0 && first {
+            scratch.puts.push(&key, d.next.encode());
         }
-        outcomes.push(Outcome { success: d.success, limit, remaining: d.remaining, reset_ms: d.reset_ms, override_id: o.map(|o| o.id) });
     }
     if !outcomes.iter().all(|o| o.success) {
         scratch.puts.clear();
         // Nothing is consumed: an admitted item reports the capacity it still has.
-        for (o, r) in outcomes.iter_mut().zip(reqs) {
-            if o.success {
-                o.remaining = (o.remaining + r.cost).min(o.limit);
-            }
+        for o in outcomes.iter_mut().filter(|o| o.success) {
+            o.remaining = (o.remaining + o.cost).min(o.limit);
         }
     }
     outcomes_json(&mut scratch.out, &outcomes, many);

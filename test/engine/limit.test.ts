@@ -315,24 +315,36 @@ describe('multiLimit', () => {
     expect(lim(ns, 'half', 10, MIN, 0, T0 + 2).out.remaining).toBe(5);
   });
 
-  it('the same identifier twice in one call counts cumulatively (and refuses all if the sum is over)', () => {
+  it('one window named twice in a call: each item is decided with both costs added (Unkey: every limit on the post-increment values)', () => {
     const ns = freshNs().id;
     const over = many([
       { ns, id: 's', limit: 10, duration: MIN, cost: 6 },
       { ns, id: 's', limit: 10, duration: MIN, cost: 6 },
     ], T0);
     expect(over.wrote).toBe(false);
-    expect(over.out.map((o) => o.success)).toEqual([true, false]);
+    expect(over.out.map((o) => o.success)).toEqual([false, false]);
     expect(lim(ns, 's', 10, MIN, 0, T0).out.remaining).toBe(10);
     const ok = many([
       { ns, id: 's', limit: 10, duration: MIN, cost: 4 },
       { ns, id: 's', limit: 10, duration: MIN, cost: 6 },
     ], T0);
     expect(ok.out).toEqual([
-      { success: true, limit: 10, remaining: 6, reset: T0 + MIN },
+      { success: true, limit: 10, remaining: 0, reset: T0 + MIN },
       { success: true, limit: 10, remaining: 0, reset: T0 + MIN },
     ]);
-    expect(lim(ns, 's', 10, MIN, 1, T0).out.success).toBe(false);
+    expect(lim(ns, 's', 10, MIN, 0, T0).out.remaining).toBe(0);
+    // Different limits on one window: the tighter one sees the looser one's cost too, and
+    // the item that would pass reports its capacity with its own cost given back.
+    const mixed = many([
+      { ns, id: 't', limit: 1, duration: MIN, cost: 1 },
+      { ns, id: 't', limit: 10, duration: MIN, cost: 1 },
+    ], T0);
+    expect(mixed.wrote).toBe(false);
+    expect(mixed.out).toEqual([
+      { success: false, limit: 1, remaining: 0, reset: T0 + MIN },
+      { success: true, limit: 10, remaining: 9, reset: T0 + MIN },
+    ]);
+    expect(lim(ns, 't', 10, MIN, 0, T0).out.remaining).toBe(10);
   });
 
   it('overrides apply per item, across namespaces, and a limit-0 override sinks the batch', () => {
