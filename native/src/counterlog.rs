@@ -281,6 +281,10 @@ pub struct TxnLog {
     removed: Vec<(Key, u64)>,
     /// Per changed key, its entry after this transaction (None: removed).
     changes: Map<Option<Entry>>,
+    /// The latest time a hot call of this transaction decided at (`note_time`; 0: none).
+    /// The garbage visits paid before its commit delete the windows stale at that time too,
+    /// so the log keeps up with new identifiers however fast they come (see `before_commit`).
+    now_ms: i64,
 }
 
 thread_local! {
@@ -511,14 +515,26 @@ fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
     Ok((deleted, at_end))
 }
 
+/// The hot calls of a write transaction tell it the time they decided at (after their puts).
+pub fn note_time(now_ms: i64) {
+    store::with_txn_log(|l| l.now_ms = l.now_ms.max(now_ms));
+}
+
 /// Before a write transaction commits (store.rs): the garbage visits owed for its appends
 /// and the earlier ones, once `GC_BATCH` are owed; then the `LogState` it changed.
+///
+/// When hot calls told it the time, the visits delete the windows stale then as well: each
+/// append pays `VISITS_PER_APPEND` visits, so the visits go round the log at least three
+/// times as fast as it grows, and a window nobody calls again (a new identifier per call,
+/// a deleted key's window) is deleted within about one round after its last bucket ended.
+/// The log then holds at most about 3 × duration × (new windows per second) records,
+/// where the sweeper's fixed pace alone let it grow without bound under such load.
 pub fn before_commit() -> Result<()> {
-    let owed = store::with_txn_log(|l| if l.ready && l.appended > 0 { l.gc_debt + l.appended } else { 0 }).unwrap_or(0);
+    let (owed, now_ms) = store::with_txn_log(|l| (if l.ready && l.appended > 0 { l.gc_debt + l.appended } else { 0 }, l.now_ms)).unwrap_or((0, 0));
     if owed > 0 {
         let pay = owed >= GC_BATCH;
         if pay {
-            collect(owed * VISITS_PER_APPEND, None)?;
+            collect(owed * VISITS_PER_APPEND, (now_ms > 0).then_some(now_ms))?;
         }
         store::with_txn_log(|l| l.gc_debt = if pay { 0 } else { owed });
     }
@@ -685,6 +701,43 @@ mod tests {
         for n in 1_980..2_000u32 {
             assert_eq!(read(&key((n % 20) as u8)), Some(value(n as u8)));
         }
+    }
+
+    /// The name of window `n` (more of them than `key` has).
+    fn wide_key(n: u32) -> Key {
+        let mut k = [0u8; 16];
+        k[0] = LIMITER_WINDOW;
+        k[1..5].copy_from_slice(&n.to_be_bytes());
+        k
+    }
+
+    #[test]
+    fn commits_that_say_the_time_delete_stale_windows_so_new_identifiers_do_not_grow_the_log() {
+        let _store = Fixture::new("counterlog-stale-in-commits", 0);
+        // A new 1 s window per commit, 100 commits a (simulated) second, no sweep: a window
+        // is stale 1–2 s after it was made, so about 200 are live at any time.
+        let commit_all = |told: bool, from: u32| {
+            for n in from..from + 5_000 {
+                let now = i64::from(n) * 10;
+                let w = Window { duration_ms: 1_000, seq: now / 1_000, current: 1, previous: 0 }.encode();
+                store::transaction(|| {
+                    put(&wide_key(n), &w)?;
+                    if told {
+                        note_time(now);
+                    }
+                    Ok::<_, StoreError>(())
+                })
+                .unwrap();
+            }
+        };
+        commit_all(false, 0);
+        assert_eq!(records(), 5_000, "without the time, the commits' visits delete no window");
+        commit_all(true, 5_000);
+        let left = records();
+        // At most about 3 × duration × rate (300) live or not yet visited, plus visits owed.
+        assert!(left <= 300 + 200 + GC_BATCH, "{left} records");
+        assert_eq!(read(&wide_key(9_999)).map(|w| Window::decode(&w).is_some()), Some(true));
+        assert_eq!(read(&wide_key(5_000)), None);
     }
 
     #[test]

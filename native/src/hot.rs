@@ -47,8 +47,13 @@ impl Puts {
         self.items.push((*key, value));
     }
 
-    fn apply(&self) -> Result<(), StoreError> {
-        self.items.iter().try_for_each(|(key, value)| counterlog::put(key, value))
+    /// Puts every counter, then tells the transaction the time the call decided at.
+    fn apply(&self, now_ms: i64) -> Result<(), StoreError> {
+        self.items.iter().try_for_each(|(key, value)| counterlog::put(key, value))?;
+        if !self.items.is_empty() {
+            counterlog::note_time(now_ms);
+        }
+        Ok(())
     }
 }
 
@@ -173,14 +178,14 @@ impl Drop for DiscardUnlessKept {
 
 /// Evaluates over the right transaction (see the module comment); the answer of the
 /// evaluation that counted is left in `scratch.out` (after the flag's place).
-pub fn run<E: From<StoreError>>(expect_writes: bool, scratch: &mut Scratch, eval: impl Fn(&View<'_>, &mut Scratch) -> Result<(), E>) -> Result<Effect, E> {
+pub fn run<E: From<StoreError>>(expect_writes: bool, now_ms: i64, scratch: &mut Scratch, eval: impl Fn(&View<'_>, &mut Scratch) -> Result<(), E>) -> Result<Effect, E> {
     let evaluate = |scratch: &mut Scratch| {
         scratch.clear();
         store::view(|v| eval(v, scratch))
     };
     if store::in_batch() {
         evaluate(scratch)?;
-        scratch.puts.apply()?;
+        scratch.puts.apply(now_ms)?;
         return Ok(if scratch.puts.is_empty() { Effect::Read } else { Effect::Wrote });
     }
     if !expect_writes {
@@ -203,13 +208,13 @@ pub fn run<E: From<StoreError>>(expect_writes: bool, scratch: &mut Scratch, eval
             // mode) fsync, for nothing.
             return Ok(Effect::Read);
         }
-        scratch.puts.apply()?;
+        scratch.puts.apply(now_ms)?;
         std::mem::forget(opened);
         return Ok(Effect::OpenedBatch);
     }
     let wrote = store::transaction(|| {
         evaluate(scratch)?;
-        scratch.puts.apply()?;
+        scratch.puts.apply(now_ms)?;
         Ok::<_, E>(!scratch.puts.is_empty())
     })?;
     Ok(if wrote { Effect::Wrote } else { Effect::Read })

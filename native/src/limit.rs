@@ -274,7 +274,7 @@ thread_local! {
 /// `scratch.out`: a JSON array when `many` (multiLimit), else the single outcome object.
 /// Returns what the call did to the store.
 pub fn limit(reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, scratch: &mut Scratch) -> Result<Effect, LimitError> {
-    let effect = hot::run(LAST_WROTE.get(), scratch, |v, s| evaluate(v, reqs, now_ms, many, s))?;
+    let effect = hot::run(LAST_WROTE.get(), now_ms, scratch, |v, s| evaluate(v, reqs, now_ms, many, s))?;
     LAST_WROTE.set(effect != Effect::Read);
     Ok(effect)
 }

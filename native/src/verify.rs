@@ -105,7 +105,7 @@ pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, Verify
     let (word, bit) = writer_bit(&hash);
     let expect_writes = WRITERS.with(|w| w.borrow()[word] & bit != 0);
     let cache = CacheUse { cached: cached.as_deref(), reusable, record_hit: Cell::new(None), renew: Cell::new(None), keep: Cell::new(None) };
-    let effect = hot::run(expect_writes, scratch, |v, s| evaluate(v, req, &hash, &cache, s))?;
+    let effect = hot::run(expect_writes, req.now_ms, scratch, |v, s| evaluate(v, req, &hash, &cache, s))?;
     if let Some(hit) = cache.record_hit.get() {
         verified::count_record(hit);
     }

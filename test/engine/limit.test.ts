@@ -429,6 +429,25 @@ describe('persistence and sweeping', () => {
     expect(lim(ns, 'cur', 10, d, 0, now).out.remaining).toBe(10);
   });
 
+  it('commits delete the windows stale at the time their calls decided, with no sweep: new identifiers do not grow the log', () => {
+    const ns = freshNs().id;
+    const d = 1_000;
+    const before = logRecords();
+    // 5,000 identifiers called once each, each call its own commit: 5,000 live windows.
+    for (let i = 0; i < 5_000; i++) lim(ns, `once_${i}`, 10, d, 1, T0 + 1);
+    expect(logRecords() - before).toBeGreaterThanOrEqual(5_000);
+    // 10 s later, 5,000 new ones: their commits' visits (3 per append) go round the whole
+    // log and delete the first 5,000, stale by then.
+    for (let i = 0; i < 5_000; i++) lim(ns, `later_${i}`, 10, d, 1, T0 + 10_000);
+    expect(logRecords() - before).toBeLessThanOrEqual(5_000 + 64 * 3);
+    expect(lim(ns, 'later_4999', 10, d, 0, T0 + 10_000).out.remaining).toBe(9);
+    // A deleted window reads as none, as the stale one read.
+    expect(lim(ns, 'once_0', 10, d, 0, T0 + 10_000).out.remaining).toBe(10);
+    // Leave the log as it was for the tests that count records after this one.
+    for (let ends = 0; ends < 2; ) if (native.sweepLog(T0 + 13_000, 100_000)[1]) ends++;
+    expect(logRecords()).toBeLessThanOrEqual(before);
+  });
+
   it('the log keeps about one record per window however often windows change', () => {
     const ns = freshNs().id;
     const before = logRecords();
