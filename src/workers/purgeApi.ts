@@ -1,6 +1,7 @@
 // Piscina task: removes every key of a deleted API, in batches of short write transactions
 // so the serving thread's writes interleave. The API was already marked deleted, so its keys
 // verify as NOT_FOUND throughout; the API record itself goes last.
+import { performance } from 'node:perf_hooks';
 import { native } from '../engine/native.js';
 import { apiKeyIds } from '../store/apis.js';
 import { delRecord, getRecord, transact } from '../store/db.js';
@@ -31,10 +32,24 @@ export function purgeBatch(apiId: string): number {
   });
 }
 
+// Between batches the worker rests for REST_FACTOR times as long as the batch took. LMDB's
+// writer lock is a plain mutex, not handed out in turn: a worker that began its next batch
+// at once got it back again and again ahead of the serving thread, whose verifications and
+// limit calls that write (credits, windows) need it too. Without the rest, deleting an API
+// of 40,000 keys took 0.56 s during which verifications waited up to 23 ms (p99 of an 8 s
+// run 22.8 ms, 1.7 ms without the deletion).
+const REST_FACTOR = 2;
+const rest = new Int32Array(new SharedArrayBuffer(4));
+
 export function purgeApi(apiId: string): number {
   let total = 0;
-  for (let n = purgeBatch(apiId); n > 0; n = purgeBatch(apiId)) total += n;
-  return total;
+  for (;;) {
+    const started = performance.now();
+    const n = purgeBatch(apiId);
+    if (n === 0) return total;
+    total += n;
+    Atomics.wait(rest, 0, 0, Math.max(1, REST_FACTOR * (performance.now() - started)));
+  }
 }
 
 /** The worker entry: the store is process-wide, so opening the same dir is a no-op. */
