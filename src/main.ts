@@ -12,7 +12,8 @@ import { newMetrics, openStore, serveThread } from './serve.js';
 import { startWindowSweeper } from './store/sweeper.js';
 import { closeBatch } from './store/durability.js';
 import { deletedApiIds } from './store/apis.js';
-import { drainWorkers, purgeApiInBackground } from './workers/pool.js';
+import { drainWorkers, purgeApiInBackground, unlinkInBackground } from './workers/pool.js';
+import { pendingUnlinkings } from './store/cascades.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
 const SWEEP_INTERVAL_MS = 1_000;
@@ -87,6 +88,7 @@ export async function runServer(config: Config): Promise<void> {
   const server = await serveThread(config, metrics);
   const stopSweeper = startWindowSweeper(SWEEP_INTERVAL_MS, log);
   for (const apiId of deletedApiIds()) void purgeApiInBackground(apiId);
+  for (const unlinking of pendingUnlinkings()) void unlinkInBackground(unlinking);
   const workers: Worker[] = [];
   for (let i = 1; i < config.threads; i++) {
     const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { config, metrics: metrics.buffer, thread: i } satisfies WorkerInit });

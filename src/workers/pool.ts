@@ -1,10 +1,12 @@
 // Work that could block the serving thread for more than about a millisecond runs on a
-// piscina pool (DESIGN.md §1): today, removing the keys of a deleted API.
+// piscina pool (DESIGN.md §1): removing the keys of a deleted API, and unlinking the keys of a
+// deleted role or identity.
 import { Piscina } from 'piscina';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { purgeBatch, type PurgeTask } from './purgeApi.js';
+import { unlinkBatch, type Unlinking } from '../store/cascades.js';
 
 let pool: Piscina | undefined;
 let settings: { config: Config; log: Logger } | undefined;
@@ -16,17 +18,27 @@ export function configureWorkers(config: Config, log: Logger): void {
 
 /** Removes a deleted API's keys in the background; resolves with the count removed. */
 export function purgeApiInBackground(apiId: string): Promise<number> {
-  if (settings === undefined) return purgeOnThisThread(apiId);
+  return inBackground({ apiId }, () => purgeBatch(apiId), 'purged the keys of a deleted API', 'purging a deleted API', { apiId });
+}
+
+/** Unlinks the keys of a deleted role or identity in the background; resolves with the count visited. */
+export function unlinkInBackground(unlinking: Unlinking): Promise<number> {
+  const what = `a deleted ${unlinking.kind}`;
+  return inBackground({ unlinking }, () => unlinkBatch(unlinking, Date.now()), `unlinked the keys of ${what}`, `unlinking the keys of ${what}`, { [`${unlinking.kind}Id`]: unlinking.id });
+}
+
+function inBackground(work: Pick<PurgeTask, 'apiId' | 'unlinking'>, batch: () => number, done: string, failed: string, fields: Record<string, string>): Promise<number> {
+  if (settings === undefined) return onThisThread(batch);
   const { config, log } = settings;
   pool ??= new Piscina({ filename: fileURLToPath(new URL('./purgeApi.js', import.meta.url)), maxThreads: 1, idleTimeout: 5_000 });
-  const task: PurgeTask = { dataDir: config.dataDir, initialMapBytes: config.initialMapBytes, writeMap: config.writeMap, apiId };
+  const task: PurgeTask = { dataDir: config.dataDir, initialMapBytes: config.initialMapBytes, writeMap: config.writeMap, ...work };
   const job = (pool.run(task) as Promise<number>).then(
     (n) => {
-      log.info('purged the keys of a deleted API', { apiId, keys: n });
+      log.info(done, { ...fields, keys: n });
       return n;
     },
     (err: unknown) => {
-      log.error('purging a deleted API failed; it is retried at the next start', { apiId, error: (err as Error).message });
+      log.error(`${failed} failed; it is retried at the next start`, { ...fields, error: (err as Error).message });
       return 0;
     },
   );
@@ -36,11 +48,11 @@ export function purgeApiInBackground(apiId: string): Promise<number> {
 }
 
 /** Without a pool (the store used in-process, e.g. by tests): one batch per loop turn. */
-function purgeOnThisThread(apiId: string): Promise<number> {
+function onThisThread(batch: () => number): Promise<number> {
   return new Promise((resolve) => {
     let total = 0;
     const step = (): void => {
-      const n = purgeBatch(apiId);
+      const n = batch();
       total += n;
       if (n > 0) setImmediate(step);
       else resolve(total);

@@ -1,11 +1,13 @@
 // Piscina task: removes every key of a deleted API, in batches of short write transactions
 // so the serving thread's writes interleave. The API was already marked deleted, so its keys
-// verify as NOT_FOUND throughout; the API record itself goes last.
+// verify as NOT_FOUND throughout; the API record itself goes last. The same task, given an
+// `unlinking`, unlinks the keys of a deleted role or identity (store/cascades.ts) the same way.
 import { performance } from 'node:perf_hooks';
 import { native } from '../engine/native.js';
 import { apiKeyIds } from '../store/apis.js';
 import { delRecord, getRecord, transact } from '../store/db.js';
 import { getKeyRecord, removeKey } from '../store/keys.js';
+import { unlinkBatch, type Unlinking } from '../store/cascades.js';
 import type { ApiRecord } from '../store/records.js';
 
 // Small batches: each holds the writer lock, so the serving threads wait at most one of them.
@@ -15,7 +17,9 @@ export interface PurgeTask {
   dataDir: string;
   initialMapBytes: number;
   writeMap: boolean;
-  apiId: string;
+  /** The deleted API whose keys go, or (with `unlinking`) none. */
+  apiId?: string;
+  unlinking?: Unlinking;
 }
 
 /** Deletes up to BATCH keys of the API; returns how many it deleted. */
@@ -41,11 +45,12 @@ export function purgeBatch(apiId: string): number {
 const REST_FACTOR = 2;
 const rest = new Int32Array(new SharedArrayBuffer(4));
 
-export function purgeApi(apiId: string): number {
+/** Runs `batch` until it does nothing, resting between batches; returns the total it did. */
+function paced(batch: () => number): number {
   let total = 0;
   for (;;) {
     const started = performance.now();
-    const n = purgeBatch(apiId);
+    const n = batch();
     if (n === 0) return total;
     total += n;
     Atomics.wait(rest, 0, 0, Math.max(1, REST_FACTOR * (performance.now() - started)));
@@ -55,5 +60,7 @@ export function purgeApi(apiId: string): number {
 /** The worker entry: the store is process-wide, so opening the same dir is a no-op. */
 export default function run(task: PurgeTask): number {
   native.open(task.dataDir, false, 0, task.initialMapBytes, task.writeMap);
-  return purgeApi(task.apiId);
+  const { unlinking, apiId } = task;
+  if (unlinking !== undefined) return paced(() => unlinkBatch(unlinking, Date.now()));
+  return apiId === undefined ? 0 : paced(() => purgeBatch(apiId));
 }

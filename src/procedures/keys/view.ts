@@ -51,7 +51,6 @@ export function creditsView(keyId: string, nowMs: number): CreditsView | undefin
 export function keyView(key: KeyRecord, nowMs: number): KeyView {
   const view: KeyView = { keyId: key.id, start: key.start, enabled: key.enabled, createdAt: key.createdAtMs };
   if (key.name !== undefined) view.name = key.name;
-  if (key.externalId !== undefined) view.externalId = key.externalId;
   if (key.metaJson !== undefined) view.meta = JSON.parse(key.metaJson) as Record<string, unknown>;
   if (key.updatedAtMs !== undefined) view.updatedAt = key.updatedAtMs;
   if (key.expiresAtMs !== undefined) view.expires = key.expiresAtMs;
@@ -63,7 +62,10 @@ export function keyView(key: KeyRecord, nowMs: number): KeyView {
   if (credits !== undefined) view.credits = credits;
   if (key.identityId !== undefined) {
     const identity = getRecord<IdentityRecord>('identities', key.identityId);
+    // A deleted identity counts nowhere from its deletion on, though its keys are unlinked
+    // in the background (store/cascades.ts): the key shows no externalId then.
     if (identity !== undefined) {
+      view.externalId = identity.externalId;
       view.identity = { id: identity.id, externalId: identity.externalId };
       if (identity.metaJson !== undefined) view.identity.meta = JSON.parse(identity.metaJson) as Record<string, unknown>;
       if (identity.ratelimits.length > 0) view.identity.ratelimits = identity.ratelimits.map(ratelimitView);
