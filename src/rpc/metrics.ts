@@ -2,7 +2,8 @@
 // of counters per thread; each thread adds to its own region only (plain writes, no
 // Atomics, no BigInt per request) and any thread renders the sum over all regions.
 //   keyward_requests_total{procedure,status}
-//   keyward_request_duration_seconds{procedure} histogram (from first byte to reply)
+//   keyward_request_duration_seconds{procedure} histogram (from when the serving thread takes
+//   the request up to its reply: time spent queued behind other work on the thread is not in it)
 //   keyward_store_used_bytes / keyward_store_map_bytes / keyward_store_entries
 //   keyward_verify_cache_hits_total / keyward_verify_cache_misses_total
 // Counters are float64: exact up to 2^53 requests.
@@ -75,7 +76,7 @@ export class Metrics {
         if (v > 0) lines.push(`keyward_requests_total{procedure="${name}",status="${status}"} ${v}`);
       });
     });
-    lines.push('# HELP keyward_request_duration_seconds Time from request start to reply.', '# TYPE keyward_request_duration_seconds histogram');
+    lines.push('# HELP keyward_request_duration_seconds Time from when the serving thread takes the request up to its reply (not the time it waited for the thread).', '# TYPE keyward_request_duration_seconds histogram');
     this.names.forEach((name, p) => {
       let cumulative = 0;
       const rows: string[] = [];
