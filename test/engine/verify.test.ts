@@ -589,6 +589,21 @@ describe('permission queries', () => {
     expect(after.permissions).toEqual(['profile.read']);
   });
 
+  it('the permissions listed are each held one once, in the order first held, also when there are many (direct, then by role)', () => {
+    const shared = Array.from({ length: 40 }, (_, i) => `many.shared${i}`);
+    createRole({ name: 'verify_many_a', permissions: [...shared, 'many.a'] }, ctx());
+    createRole({ name: 'verify_many_b', permissions: ['many.b', ...shared.slice(0, 20)] }, ctx());
+    const direct = ['many.direct', ...shared.slice(10, 30)];
+    const { key } = newKey({ roles: ['verify_many_a', 'verify_many_b'], permissions: direct });
+    const listed = verify(key).permissions as string[];
+    const expected = [...new Set([...direct, ...shared, 'many.a', 'many.b'])];
+    expect(new Set(listed)).toEqual(new Set(expected));
+    expect(listed).toHaveLength(expected.length);
+    // Direct ones first, as stored, then each role's new ones in role order.
+    expect(listed.slice(0, direct.length)).toEqual(direct);
+    expect(listed.slice(-2)).toEqual(['many.a', 'many.b']);
+  });
+
   it('deleting a permission takes effect at once, held directly or through a role', () => {
     createRole({ name: 'verify_viewer', permissions: ['reports.view'] }, ctx());
     const { key } = newKey({ roles: ['verify_viewer'], permissions: ['temp.perm'] });
