@@ -47,12 +47,21 @@ function inBackground(work: Pick<PurgeTask, 'apiId' | 'unlinking'>, batch: () =>
   return job;
 }
 
-/** Without a pool (the store used in-process, e.g. by tests): one batch per loop turn. */
+/**
+ * Without a pool (the store used in-process, e.g. by tests): one batch per loop turn. A batch
+ * that fails (the store was closed meanwhile) ends the work with what was done: what is left
+ * is still marked in the store and resumed at the next start, as after a crash.
+ */
 function onThisThread(batch: () => number): Promise<number> {
   return new Promise((resolve) => {
     let total = 0;
     const step = (): void => {
-      const n = batch();
+      let n = 0;
+      try {
+        n = batch();
+      } catch {
+        n = 0;
+      }
       total += n;
       if (n > 0) setImmediate(step);
       else resolve(total);
