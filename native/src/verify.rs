@@ -8,6 +8,7 @@
 //! are serialised by LMDB's writer lock and no update is lost).
 
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 use std::collections::HashSet;
 
 use crate::counterlog;
@@ -18,7 +19,7 @@ use crate::memo::Memo;
 use crate::msgpack::DecodeError;
 use crate::permissions;
 use crate::records::{self, IdentityRecord, KeyRecord, RatelimitDef, RoleRecord};
-use crate::hot::{self, Effect, Scratch};
+use crate::hot::{self, Effect, KeyBuf, Scratch};
 use crate::store::{self, StoreError, Table, View};
 use crate::verified::{self, Entry};
 use crate::window::{self, Decision};
@@ -155,6 +156,44 @@ thread_local! {
 /// The most APIs `LIVE_APIS` holds; past that it starts again.
 const MAX_LIVE_APIS: usize = 64;
 
+thread_local! {
+    /// The permissions of a workspace that were deleted but are not yet taken off its keys
+    /// (META `perm_gone/<workspaceId>/<slug>`, written by deletePermission and removed once
+    /// its keys are unlinked: store/cascades.ts), by workspace, per records epoch. Usually
+    /// none; a key's direct permissions are read without them.
+    static GONE_PERMISSIONS: RefCell<Memo<(u64, u64), Rc<[Box<[u8]>]>>> = RefCell::new(Memo::new(MAX_LIVE_APIS));
+}
+
+const GONE_PREFIX: &[u8] = b"perm_gone/";
+
+/// The deleted permissions of `workspace_id` still on some of its keys (see GONE_PERMISSIONS).
+fn gone_permissions(v: &View<'_>, epoch: Option<(u64, u64)>, workspace_id: &[u8]) -> Result<Rc<[Box<[u8]>]>, VerifyError> {
+    let epoch = match epoch {
+        Some(e) => e,
+        None => store::records_epoch(v)?,
+    };
+    if let Some(known) = GONE_PERMISSIONS.with(|m| m.borrow().get(&epoch, workspace_id).cloned()) {
+        return Ok(known);
+    }
+    let mut start = KeyBuf::new();
+    let start = start.of(&[GONE_PREFIX, workspace_id, b"/"]);
+    let mut end = start.to_vec();
+    if let Some(last) = end.last_mut() {
+        *last += 1; // '/' + 1: just past every key under the prefix
+    }
+    let mut gone: Vec<Box<[u8]>> = Vec::new();
+    v.range(Table::META, start, Some(&end), usize::MAX, |k, _| {
+        gone.push(k[start.len()..].into());
+        Ok::<_, StoreError>(())
+    })?;
+    let gone: Rc<[Box<[u8]>]> = gone.into();
+    // Kept only under a committed epoch (not one this thread's transaction moved).
+    if !store::uncommitted_record_change() {
+        GONE_PERMISSIONS.with(|m| m.borrow_mut().keep(epoch, workspace_id, gone.clone()));
+    }
+    Ok(gone)
+}
+
 /// The API `api_id` exists, is not deleted and belongs to `workspace_id`. `epoch` is the
 /// view's records epoch (None: not read, as with the verification cache off).
 fn api_visible(v: &View<'_>, epoch: Option<(u64, u64)>, api_id: &[u8], workspace_id: &[u8]) -> Result<bool, VerifyError> {
@@ -224,7 +263,7 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
             }
         },
     };
-    let key = records::key(key_bytes)?;
+    let mut key = records::key(key_bytes)?;
     if let (None, Some(epoch)) = (cached, epoch) {
         match cache.cached {
             Some(entry) if entry.record() == key_bytes => cache.renew.set(Some(epoch)),
@@ -234,6 +273,12 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
     if key.workspace_id != req.workspace_id.as_bytes() || !api_allowed(req.allowed_apis, key.api_id) {
         json::raw(out, NOT_FOUND);
         return Ok(());
+    }
+    if !key.permissions.is_empty() {
+        let gone = gone_permissions(v, epoch, key.workspace_id)?;
+        if !gone.is_empty() {
+            key.permissions.retain(|p| !gone.iter().any(|g| **g == **p));
+        }
     }
     // The counters this verification may read are named now and their index lines fetched
     // together (counterlog::prefetch), while the records below are read.

@@ -1,29 +1,24 @@
 // Deletions that reach into other records: a permission leaves every key and role, a role
 // leaves every key, an identity is unlinked from its keys.
 //
-// A permission leaves them inside the caller's transaction (keys hold permission slugs,
-// which verification reads as they are), so verification sees the whole change at once or
-// not at all. A role or an identity is deleted at once, and verification (native
+// Each is deleted at once, and from that commit on counts nowhere: verification (native
 // verify.rs), key views and key writes resolve a key's role ids and identity id through
-// their records, so from that commit on the deleted one counts nowhere; the keys' links to
-// it are removed afterwards in the background (`unlinkBatch`, a few hundred keys per short
-// transaction), where rewriting tens of thousands of keys in the deleting transaction held
-// the serving thread for most of a second. A record in `meta` names each such unlinking
-// until it is done, so a restart resumes it.
-import { delRecord, getRecord, putRecord, putText, scanPrefix, transact } from './db.js';
+// their records, and read its permissions (slugs) without those recorded as gone
+// (store/gone.ts). Roles lose a deleted permission in the deleting transaction (they are
+// few). The keys' links are removed afterwards in the background (`unlinkBatch`, a few
+// hundred keys per short transaction), where rewriting tens of thousands of keys in the
+// deleting transaction held the serving thread for most of a second. A record in `meta`
+// names each unlinking until it is done, so a restart resumes it; a permission created
+// again under a gone slug first finishes the unlinking of the old one (`settleGone`), so
+// no key that held the old one gets the new one.
+import { delRecord, getRecord, getText, putRecord, putText, scanPrefix, transact } from './db.js';
+import { gonePermissionId, goneKey } from './gone.js';
 import { idxAll, idxDel, idxList } from './indexes.js';
 import { getKeyRecord, saveKey } from './keys.js';
-import { IDX, type IdentityRecord, type KeyRecord, type PermissionRecord, type RoleRecord } from './records.js';
+import { IDX, type IdentityRecord, type PermissionRecord, type RoleRecord } from './records.js';
 
-function rewriteKeys(keyIds: readonly string[], change: (k: KeyRecord) => KeyRecord, nowMs: number): void {
-  for (const keyId of keyIds) {
-    const key = getKeyRecord(keyId);
-    if (key !== undefined) saveKey({ ...change(key), updatedAtMs: nowMs }, key);
-  }
-}
-
-export function deletePermissionEverywhere(p: PermissionRecord, nowMs: number): void {
-  rewriteKeys(idxAll(IDX.permKey(p.id)), (k) => ({ ...k, permissions: k.permissions.filter((s) => s !== p.slug) }), nowMs);
+/** Deletes the permission (inside the caller's transaction): roles lose it here; returns the unlinking of its keys, to run after the commit. */
+export function deletePermissionEverywhere(p: PermissionRecord): Unlinking {
   for (const roleId of idxAll(IDX.permRole(p.id))) {
     const role = getRecord<RoleRecord>('roles', roleId);
     if (role !== undefined) putRecord('roles', roleId, { ...role, permissions: role.permissions.filter((s) => s !== p.slug) });
@@ -32,12 +27,19 @@ export function deletePermissionEverywhere(p: PermissionRecord, nowMs: number): 
   delRecord('permissions', p.id);
   idxDel(IDX.permSlug(p.workspaceId, p.slug));
   idxDel(IDX.wsPerm(p.workspaceId) + p.id);
+  putText('meta', goneKey(p.workspaceId, p.slug), p.id);
+  const unlinking: Unlinking = { kind: 'permission', id: p.id, workspaceId: p.workspaceId, slug: p.slug };
+  putText('meta', unlinkKey(unlinking), JSON.stringify({ workspaceId: p.workspaceId, slug: p.slug }));
+  return unlinking;
 }
 
-/** What the keys of a deleted role or identity still point at, until `unlinkBatch` is done with it. */
+/** What the keys of a deleted role, identity or permission still point at, until `unlinkBatch` is done with it. */
 export interface Unlinking {
-  kind: 'role' | 'identity';
+  kind: 'role' | 'identity' | 'permission';
   id: string;
+  /** A permission's workspace and slug (keys hold slugs). */
+  workspaceId?: string;
+  slug?: string;
 }
 
 const UNLINK_PREFIX = 'unlink/';
@@ -46,8 +48,9 @@ const unlinkKey = (u: Unlinking): string => `${UNLINK_PREFIX}${u.kind}/${u.id}`;
 /** The unlinkings not finished yet (e.g. cut short by a restart). */
 export function pendingUnlinkings(): Unlinking[] {
   return scanPrefix('meta', UNLINK_PREFIX, undefined, Number.MAX_SAFE_INTEGER).map((e) => {
-    const [kind, id] = e.key.slice(UNLINK_PREFIX.length).split('/');
-    return { kind: kind === 'role' ? 'role' : 'identity', id: id ?? '' };
+    const [kind, id = ''] = e.key.slice(UNLINK_PREFIX.length).split('/');
+    if (kind === 'permission') return { kind, id, ...(JSON.parse(e.value.toString('utf8')) as { workspaceId: string; slug: string }) };
+    return { kind: kind === 'role' ? 'role' : 'identity', id };
   });
 }
 
@@ -79,27 +82,49 @@ export function deleteIdentityEverywhere(identity: IdentityRecord): Unlinking {
 export const UNLINK_BATCH = 200;
 
 /**
- * Unlinks up to UNLINK_BATCH keys from the deleted role or identity (one transaction);
- * returns how many keys it visited, 0 once none is left (the unlinking's record is then
- * removed). A key that no longer points at it only loses the index entry.
+ * Unlinks up to UNLINK_BATCH keys from the deleted role, identity or permission (one
+ * transaction); returns how many keys it visited, 0 once none is left (the unlinking's
+ * records are then removed). A key that no longer holds it only loses the index entry.
  */
 export function unlinkBatch(u: Unlinking, nowMs: number): number {
-  return transact(() => {
-    const prefix = u.kind === 'role' ? IDX.roleKey(u.id) : IDX.identKey(u.id);
-    const keyIds = idxList(prefix, undefined, UNLINK_BATCH);
-    for (const keyId of keyIds) {
-      const key = getKeyRecord(keyId);
-      if (key !== undefined) {
-        if (u.kind === 'role' && key.roleIds.includes(u.id)) {
-          saveKey({ ...key, roleIds: key.roleIds.filter((r) => r !== u.id), updatedAtMs: nowMs }, key);
-        } else if (u.kind === 'identity' && key.identityId === u.id) {
-          const { identityId: _i, externalId: _e, ...rest } = key;
-          saveKey({ ...rest, updatedAtMs: nowMs }, key);
-        }
+  return transact(() => unlinkSome(u, UNLINK_BATCH, nowMs));
+}
+
+/** `unlinkBatch`'s body, inside the caller's transaction. */
+function unlinkSome(u: Unlinking, max: number, nowMs: number): number {
+  const prefix = u.kind === 'role' ? IDX.roleKey(u.id) : u.kind === 'identity' ? IDX.identKey(u.id) : IDX.permKey(u.id);
+  const keyIds = idxList(prefix, undefined, max);
+  for (const keyId of keyIds) {
+    const key = getKeyRecord(keyId);
+    if (key !== undefined) {
+      if (u.kind === 'role' && key.roleIds.includes(u.id)) {
+        saveKey({ ...key, roleIds: key.roleIds.filter((r) => r !== u.id), updatedAtMs: nowMs }, key);
+      } else if (u.kind === 'identity' && key.identityId === u.id) {
+        const { identityId: _i, externalId: _e, ...rest } = key;
+        saveKey({ ...rest, updatedAtMs: nowMs }, key);
+      } else if (u.kind === 'permission' && key.permissions.includes(u.slug ?? '')) {
+        saveKey({ ...key, permissions: key.permissions.filter((s) => s !== u.slug), updatedAtMs: nowMs }, key);
       }
-      idxDel(prefix + keyId);
     }
-    if (keyIds.length === 0) delRecord('meta', unlinkKey(u));
-    return keyIds.length;
-  });
+    idxDel(prefix + keyId);
+  }
+  if (keyIds.length === 0) {
+    delRecord('meta', unlinkKey(u));
+    const gone = u.workspaceId !== undefined && u.slug !== undefined ? goneKey(u.workspaceId, u.slug) : undefined;
+    if (gone !== undefined && getText('meta', gone) === u.id) delRecord('meta', gone);
+  }
+  return keyIds.length;
+}
+
+/**
+ * Before a permission is created under `slug` (inside the caller's transaction): a deleted
+ * one of that slug whose keys are not all unlinked yet is unlinked from the rest of them
+ * now, so none of its keys holds the new one.
+ */
+export function settleGone(workspaceId: string, slug: string, nowMs: number): void {
+  const id = gonePermissionId(workspaceId, slug);
+  if (id === undefined) return;
+  const u: Unlinking = { kind: 'permission', id, workspaceId, slug };
+  // The last round finds nothing left and removes the unlinking's records.
+  while (unlinkSome(u, UNLINK_BATCH, nowMs) > 0);
 }

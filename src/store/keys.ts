@@ -6,6 +6,7 @@ import { native, credits, type CreditsTuple } from '../engine/native.js';
 import { getRecord, putRecord, putText } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
 import { IDX, type ApiRecord, type KeyRecord } from './records.js';
+import { withoutGone } from './gone.js';
 
 /**
  * The hash index key: raw SHA-256 of the whole key string, computed by the engine that looks
@@ -37,7 +38,10 @@ export function findKeyByPlaintext(workspaceId: string, plaintext: string): KeyR
 }
 
 /** Writes the record and every index that mirrors it; `previous` is the stored version. */
-export function saveKey(record: KeyRecord, previous: KeyRecord | undefined): void {
+export function saveKey(written: KeyRecord, previous: KeyRecord | undefined): void {
+  // A permission deleted but not yet taken off every key (store/gone.ts) is not written back.
+  const permissions = withoutGone(written.workspaceId, written.permissions);
+  const record = permissions === written.permissions ? written : { ...written, permissions: [...permissions] };
   const hash = Buffer.from(record.hash, 'base64');
   putRecord('key_records', hash, record);
   if (previous === undefined) {

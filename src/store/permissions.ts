@@ -4,6 +4,7 @@ import { ApiError } from '../errors/apiError.js';
 import { getRecord, putRecord } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
 import { IDX, type PermissionRecord, type RoleRecord } from './records.js';
+import { settleGone } from './cascades.js';
 
 export function findPermission(workspaceId: string, idOrSlug: string): PermissionRecord | undefined {
   const byId = idOrSlug.startsWith('perm_') ? getRecord<PermissionRecord>('permissions', idOrSlug) : undefined;
@@ -16,6 +17,8 @@ export function insertPermission(workspaceId: string, fields: { slug: string; na
   if (idxGet(IDX.permSlug(workspaceId, fields.slug)) !== undefined) {
     throw new ApiError('permission_already_exists', `A permission with slug '${fields.slug}' already exists in this workspace.`);
   }
+  // A deleted permission of this slug still on some keys is taken off them first (cascades.ts).
+  settleGone(workspaceId, fields.slug, nowMs);
   const record: PermissionRecord = { id: newId('perm', nowMs), workspaceId, slug: fields.slug, name: fields.name, createdAtMs: nowMs };
   if (fields.description !== undefined) record.description = fields.description;
   putRecord('permissions', record.id, record);

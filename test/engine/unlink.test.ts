@@ -1,5 +1,5 @@
-// deleteRole / deleteIdentity (src/store/cascades.ts): the role or identity is gone at the
-// commit, and the keys' links to it are removed afterwards in short batches, resumed from a
+// deleteRole / deleteIdentity / deletePermission (src/store/cascades.ts): the item is gone at
+// the commit, and the keys' links to it are removed afterwards in short batches, resumed from a
 // record in `meta` (as after a restart). In-process, through the real handlers and store.
 import { describe, expect, it } from 'vitest';
 import { Principal } from '../../src/auth/permissions.js';
@@ -9,11 +9,14 @@ import { createIdentity } from '../../src/procedures/identities/createIdentity.j
 import { createKey } from '../../src/procedures/keys/createKey.js';
 import { keyView } from '../../src/procedures/keys/view.js';
 import { createRole } from '../../src/procedures/permissions/createRole.js';
-import { deleteIdentityEverywhere, deleteRoleEverywhere, pendingUnlinkings, unlinkBatch, UNLINK_BATCH, type Unlinking } from '../../src/store/cascades.js';
+import { deleteIdentityEverywhere, deletePermissionEverywhere, deleteRoleEverywhere, pendingUnlinkings, unlinkBatch, UNLINK_BATCH, type Unlinking } from '../../src/store/cascades.js';
+import { gonePermissions } from '../../src/store/gone.js';
+import { findPermission } from '../../src/store/permissions.js';
+import { createPermission } from '../../src/procedures/permissions/createPermission.js';
+import { getKeyRecord as keyRecord, saveKey } from '../../src/store/keys.js';
 import { getRecord, transact } from '../../src/store/db.js';
 import { idxGet, idxList } from '../../src/store/indexes.js';
-import { getKeyRecord } from '../../src/store/keys.js';
-import { IDX, type IdentityRecord, type RoleRecord } from '../../src/store/records.js';
+import { IDX, type IdentityRecord, type PermissionRecord, type RoleRecord } from '../../src/store/records.js';
 import { createWorkspace } from '../../src/store/rootKeys.js';
 import { tempStore } from '../helpers/tempStore.js';
 
@@ -43,7 +46,7 @@ describe('unlinking the keys of a deleted role or identity', () => {
     const unlinking = transact(() => deleteRoleEverywhere(getRecord<RoleRecord>('roles', role.roleId) as RoleRecord, (slug) => idxGet(IDX.permSlug(ctx.principal.workspaceId, slug))));
     expect(pendingUnlinkings()).toContainEqual(unlinking);
     // Before any unlinking: the record still names the role, the view does not.
-    const first = getKeyRecord(keyIds[0] as string);
+    const first = keyRecord(keyIds[0] as string);
     expect(first?.roleIds).toContain(role.roleId);
     expect(keyView(first!, T0)).toMatchObject({ roles: ['kept'], permissions: ['docs.write'] });
     // One batch, then "a restart": the record says what is left.
@@ -52,7 +55,7 @@ describe('unlinking the keys of a deleted role or identity', () => {
     expect(runToEnd(unlinking)).toBe(2);
     expect(pendingUnlinkings()).not.toContainEqual(unlinking);
     expect(idxList(IDX.roleKey(role.roleId), undefined, 10)).toEqual([]);
-    for (const id of keyIds) expect(getKeyRecord(id)?.roleIds).toEqual([kept.roleId]);
+    for (const id of keyIds) expect(keyRecord(id)?.roleIds).toEqual([kept.roleId]);
     expect(idxList(IDX.roleKey(kept.roleId), undefined, count + 1)).toHaveLength(count);
   });
 
@@ -63,15 +66,15 @@ describe('unlinking the keys of a deleted role or identity', () => {
     const oldKeys = Array.from({ length: UNLINK_BATCH + 5 }, () => createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, externalId: 'user_1' }, ctx).keyId);
     const unlinking = transact(() => deleteIdentityEverywhere(getRecord<IdentityRecord>('identities', identityId) as IdentityRecord));
     const newKey = createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, externalId: 'user_1' }, ctx).keyId;
-    const fresh = getKeyRecord(newKey)!;
+    const fresh = keyRecord(newKey)!;
     expect(fresh.identityId).not.toBe(identityId);
     expect(keyView(fresh, T0)).toMatchObject({ externalId: 'user_1', identity: { id: fresh.identityId, externalId: 'user_1' } });
-    const stale = keyView(getKeyRecord(oldKeys[0] as string)!, T0);
+    const stale = keyView(keyRecord(oldKeys[0] as string)!, T0);
     expect(stale).not.toHaveProperty('externalId');
     expect(stale).not.toHaveProperty('identity');
     expect(runToEnd(unlinking)).toBe(2);
     for (const id of oldKeys) {
-      const k = getKeyRecord(id)!;
+      const k = keyRecord(id)!;
       expect(k.identityId).toBeUndefined();
       expect(k.externalId).toBeUndefined();
       expect(k.updatedAtMs).toBe(T0 + 1);
@@ -79,5 +82,38 @@ describe('unlinking the keys of a deleted role or identity', () => {
     expect(idxList(IDX.identKey(identityId), undefined, 10)).toEqual([]);
     expect(idxList(IDX.identKey(fresh.identityId as string), undefined, 10)).toEqual([newKey]);
     expect(pendingUnlinkings()).toEqual([]);
+  });
+
+  it('a deleted permission is on no key at once (views, writes), a new one of its slug reaches none of the old keys, and the unlinking resumes from its record', () => {
+    const ctx = context();
+    const ws = ctx.principal.workspaceId;
+    const apiId = createApi({ name: 'unlink-permissions' }, ctx).apiId;
+    const role = createRole({ name: 'reader', permissions: ['docs.read', 'docs.list'] }, ctx);
+    const count = UNLINK_BATCH + 9;
+    const keyIds = Array.from({ length: count }, () => createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, permissions: ['docs.read', 'docs.own'] }, ctx).keyId);
+    const old = findPermission(ws, 'docs.read') as PermissionRecord;
+    const unlinking = transact(() => deletePermissionEverywhere(old));
+    expect(pendingUnlinkings()).toContainEqual({ kind: 'permission', id: old.id, workspaceId: ws, slug: 'docs.read' });
+    expect(gonePermissions(ws)).toEqual(new Set(['docs.read']));
+    // The role lost it in the same transaction; the keys still hold the slug, the views do not show it.
+    expect((getRecord<RoleRecord>('roles', role.roleId) as RoleRecord).permissions).toEqual(['docs.list']);
+    const first = keyRecord(keyIds[0] as string)!;
+    expect(first.permissions).toContain('docs.read');
+    expect(keyView(first, T0).permissions).toEqual(['docs.own']);
+    // A key written meanwhile (here: a copy, as rerollKey makes) does not keep it.
+    transact(() => saveKey({ ...first, id: 'key_copy', hash: Buffer.alloc(32, 7).toString('base64') }, undefined));
+    expect(keyRecord('key_copy')?.permissions).toEqual(['docs.own']);
+    // One batch, then the same slug is created again: the rest of the old keys lose the old
+    // one first, so none of them holds the new one.
+    expect(unlinkBatch(unlinking, T0 + 1)).toBe(UNLINK_BATCH);
+    const again = createPermission({ name: 'docs.read', slug: 'docs.read' }, ctx);
+    expect(again.permissionId).not.toBe(old.id);
+    expect(gonePermissions(ws)).toEqual(new Set());
+    expect(pendingUnlinkings()).not.toContainEqual(expect.objectContaining({ id: old.id }));
+    for (const id of keyIds) expect(keyRecord(id)?.permissions).toEqual(['docs.own']);
+    expect(idxList(IDX.permKey(old.id), undefined, 10)).toEqual([]);
+    const fresh = createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, permissions: ['docs.read'] }, ctx).keyId;
+    expect(keyView(keyRecord(fresh)!, T0).permissions).toEqual(['docs.read']);
+    expect(idxList(IDX.permKey(again.permissionId), undefined, 10)).toEqual([fresh]);
   });
 });

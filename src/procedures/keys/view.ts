@@ -2,6 +2,7 @@
 // KeyResponseData plus a top-level externalId. Empty lists and unset fields are omitted.
 import { getRecord } from '../../store/db.js';
 import { readCredits } from '../../store/keys.js';
+import { withoutGone } from '../../store/gone.js';
 import type { IdentityRecord, KeyRecord, RatelimitDef, RoleRecord } from '../../store/records.js';
 
 export interface RatelimitView {
@@ -55,7 +56,7 @@ export function keyView(key: KeyRecord, nowMs: number): KeyView {
   if (key.updatedAtMs !== undefined) view.updatedAt = key.updatedAtMs;
   if (key.expiresAtMs !== undefined) view.expires = key.expiresAtMs;
   const roles = key.roleIds.map((id) => getRecord<RoleRecord>('roles', id)).filter((r): r is RoleRecord => r !== undefined);
-  const permissions = [...new Set([...key.permissions, ...roles.flatMap((r) => r.permissions)])];
+  const permissions = [...new Set([...withoutGone(key.workspaceId, key.permissions), ...roles.flatMap((r) => r.permissions)])];
   if (permissions.length > 0) view.permissions = permissions;
   if (roles.length > 0) view.roles = roles.map((r) => r.name);
   const credits = creditsView(key.id, nowMs);
