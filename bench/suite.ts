@@ -19,7 +19,7 @@ import { pauseDamon, runningKdamonds, type DamonPause } from './lib/damon.js';
 import { ProcSampler, cpuTicks, type ProcUsage } from './lib/procStats.js';
 import { benchTempDir, killAll, startCeiling, startKeyward, startRedis, startRedisPeer, type Proc } from './lib/procs.js';
 import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
-import { median } from './lib/report.js';
+import { median, unknownSuiteArgument } from './lib/report.js';
 import { keyHashKey } from './peers/redisKeys.js';
 import { barChart, lineChart, type Line } from './lib/svg.js';
 
@@ -27,6 +27,12 @@ import { barChart, lineChart, type Line } from './lib/svg.js';
 const argv = process.argv.slice(2);
 const full = argv.includes('--full');
 const outIdx = argv.indexOf('--out');
+// Anything else is a mistake to stop on, not a 2-16 minute run with options ignored.
+const unknown = unknownSuiteArgument(argv);
+if (unknown !== undefined) {
+  process.stderr.write(`keyward bench: unexpected argument '${unknown}'\nusage: npm run bench [-- --full] [-- --out DIR]   (or keyward bench [--full] [--out DIR])\n`);
+  process.exit(2);
+}
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const stamp = new Date().toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z');
 const outDir = resolve(outIdx >= 0 ? argv[outIdx + 1] ?? '.' : join(ROOT, 'bench', 'results', stamp));

@@ -7,6 +7,20 @@ export function row(name: string, r: WrkResult): string {
 
 export const HEADER = '| server / scenario | req/s | p50 ms | p99 ms | non-2xx + socket errors |\n|---|---|---|---|---|';
 
+/** The first argument `npm run bench` does not take (it takes `--full` and `--out DIR`), if any. */
+export function unknownSuiteArgument(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '--full') continue;
+    if (a === '--out' && i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) {
+      i++;
+      continue;
+    }
+    return a;
+  }
+  return undefined;
+}
+
 export function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
