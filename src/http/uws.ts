@@ -31,6 +31,7 @@ interface UwsRequest {
   getMethod(): string;
   getUrl(): string;
   getHeader(name: string): string;
+  forEach(cb: (key: string, value: string) => void): void;
 }
 interface UwsApp {
   any(pattern: string, handler: (res: UwsResponse, req: UwsRequest) => void): UwsApp;
@@ -87,6 +88,23 @@ const GET_PATHS = new Set(['/v2/liveness', '/metrics', '/openapi.json']);
 // or US-ASCII (a subset of it).
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
+
+const IDENTITY = /^\s*identity\s*$/i;
+
+/**
+ * A Content-Encoding other than `identity`, if the request has one. getHeader gives the first
+ * header of a name only, so a request whose first one says `identity` has the others read too.
+ */
+function compressedEncoding(req: UwsRequest): string | undefined {
+  const first = req.getHeader('content-encoding');
+  if (first === '') return undefined;
+  if (!IDENTITY.test(first)) return first;
+  let other: string | undefined;
+  req.forEach((name, value) => {
+    if (other === undefined && name === 'content-encoding' && !IDENTITY.test(value)) other = value;
+  });
+  return other;
+}
 
 function isJsonType(contentType: string): boolean {
   if (contentType === 'application/json') return true;
@@ -269,8 +287,8 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       if (!isJsonType(contentType)) {
         return server.finish(p, dispatcher.error(new ApiError('unsupported_media_type', 'Send the body as JSON with `Content-Type: application/json`.')), true);
       }
-      const encoding = req.getHeader('content-encoding');
-      if (encoding !== '' && !/^\s*identity\s*$/i.test(encoding)) {
+      const encoding = compressedEncoding(req);
+      if (encoding !== undefined) {
         return server.finish(p, dispatcher.error(new ApiError('unsupported_media_type', `Send the body uncompressed: Content-Encoding '${encoding.slice(0, 64)}' is not supported.`)), true);
       }
       const declared = req.getHeader('content-length');

@@ -195,6 +195,14 @@ describe('content type and body', () => {
     expectOk(await call(server, 'apis.createApi', { name: 'identity' }, { headers: { 'Content-Encoding': 'Identity' } }));
   });
 
+  it('a second Content-Encoding header after an identity one is read too → 415', async () => {
+    const body = '{"name":"twice"}';
+    const head = `POST /v2/apis.createApi HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAuthorization: Bearer ${server.rootKey}\r\n`;
+    const res = await rawRequest(server.port, [`${head}Content-Encoding: identity\r\nContent-Encoding: gzip\r\nContent-Length: ${body.length}\r\n\r\n${body}`]);
+    expect(res.status).toBe(415);
+    expect((await rawRequest(server.port, [`${head}Content-Encoding: identity\r\nContent-Length: ${body.length}\r\n\r\n${body}`])).status).toBe(200);
+  });
+
   it('malformed JSON → 400 malformed_json with errors[]', async () => {
     for (const raw of ['{', '{"name":', 'nope', '{"name":"abc",}', "{'name':'abc'}"]) {
       const res = await call(server, 'apis.createApi', undefined, { rawBody: raw });
