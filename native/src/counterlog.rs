@@ -225,6 +225,23 @@ impl Live {
             t.remove(key);
         }
     }
+
+    /// The windows stale at `now_ms` among the next `budget` slots from `at` (shard, slot),
+    /// into `out`; `at` moves on (back to the start after the last shard).
+    fn stale_windows(&self, now_ms: i64, at: &mut (usize, usize), budget: usize, out: &mut Vec<Key>) {
+        let mut seen = Vec::new();
+        let mut left = budget;
+        while left > 0 && !self.0.is_empty() {
+            let (shard, slot) = *at;
+            let table = &self.0[shard % SHARDS];
+            seen.clear();
+            let (next, looked) = table.scan(slot, left, &mut seen);
+            // An empty shard (or its end) still costs a little, so a call always ends.
+            left = left.saturating_sub(looked.max(1));
+            out.extend(seen.iter().filter(|(k, e)| k[0] != CREDITS && Window::decode(&e.value).is_none_or(|w| w.is_stale(now_ms))).map(|(k, _)| *k));
+            *at = if next == 0 { ((shard + 1) % SHARDS, 0) } else { (shard, next) };
+        }
+    }
 }
 
 struct Index {
@@ -241,6 +258,11 @@ struct Index {
     gc_after: u64,
     /// Committed appends whose garbage visits are not paid yet (fewer than `GC_BATCH`).
     gc_debt: usize,
+    /// Where `prune` goes on in `live` (shard, slot).
+    prune_at: (usize, usize),
+    /// Another process appended to the log since this index was built: the commits here
+    /// then `prune` too (see before_commit).
+    shared: bool,
     live: Live,
 }
 
@@ -251,6 +273,8 @@ static INDEX: Mutex<Index> = Mutex::new(Index {
     state: LogState { high: 0, removals: 0 },
     gc_after: 0,
     gc_debt: 0,
+    prune_at: (0, 0),
+    shared: false,
     live: Live(Vec::new()),
 });
 
@@ -323,6 +347,7 @@ impl Index {
             (self.synced, self.state) = (0, LogState::default());
             self.gc_after = 0;
             self.gc_debt = 0;
+            (self.prune_at, self.shared) = ((0, 0), false);
         }
         // Nothing was committed since the index last caught up (the usual case with one
         // process), or `v` reads an older snapshot than the index holds already.
@@ -345,6 +370,8 @@ impl Index {
 
     /// Reads the records after `self.high` up to `last` into the index.
     fn read_from_high(&mut self, v: &View<'_>, last: u64) -> Result<()> {
+        // Past the first read, these are records another process appended.
+        self.shared |= self.high > 0;
         let start = if self.high == 0 { Vec::new() } else { (self.high + 1).to_be_bytes().to_vec() };
         let live = &mut self.live;
         v.range(LOG, &start, None, usize::MAX, |k, record| {
@@ -535,6 +562,12 @@ pub fn before_commit() -> Result<()> {
         let pay = owed >= GC_BATCH;
         if pay {
             collect(owed * VISITS_PER_APPEND, (now_ms > 0).then_some(now_ms))?;
+            // With another process on the store, the windows it deletes stay in this index
+            // until pruned; pruned at the pace of this process's appends, the index keeps up
+            // (each append adds at most one entry, about 1.4 slots).
+            if now_ms > 0 && lock().shared {
+                prune(now_ms, owed * PRUNE_SLOTS_PER_APPEND);
+            }
         }
         store::with_txn_log(|l| l.gc_debt = if pay { 0 } else { owed });
     }
@@ -611,12 +644,37 @@ pub fn commit(log: TxnLog, commit: impl FnOnce() -> libc::c_int) -> libc::c_int 
 }
 
 /// The sweeper: visits up to `max` records and deletes garbage and stale windows (one write
-/// transaction). Returns how many it deleted and whether the visit reached the end of the log.
+/// transaction), then `prune`s the index. Returns how many records it deleted and whether
+/// the visit reached the end of the log.
 pub fn sweep(now_ms: i64, max: usize) -> Result<(usize, bool)> {
-    store::transaction(|| {
+    let swept = store::transaction(|| {
         store::view(prepare)?;
         collect(max, Some(now_ms))
-    })
+    })?;
+    prune(now_ms, max.saturating_mul(PRUNE_SLOTS_PER_VISIT));
+    Ok(swept)
+}
+
+/// Index slots `prune` looks at per record the sweep visits.
+const PRUNE_SLOTS_PER_VISIT: usize = 8;
+/// Index slots a commit's `prune` looks at per record appended (when the store is shared).
+const PRUNE_SLOTS_PER_APPEND: usize = 16;
+
+/// Takes the windows stale at `now_ms` out of this process's index, looking at `budget` slots
+/// from where it last stopped. A stale window reads as none, so this changes no answer; it
+/// is for the windows another process deleted: their records are gone, so this process's
+/// visits never meet them, and they would otherwise stay in its index for good (two servers
+/// on one store under new identifiers each kept the windows the other deleted). A stale
+/// window whose record is still in the log is then garbage to the next visit that meets it.
+fn prune(now_ms: i64, budget: usize) {
+    let mut index = lock();
+    let mut at = index.prune_at;
+    let mut stale = Vec::new();
+    index.live.stale_windows(now_ms, &mut at, budget, &mut stale);
+    for key in &stale {
+        index.live.remove(key);
+    }
+    index.prune_at = at;
 }
 
 #[cfg(test)]
@@ -738,6 +796,68 @@ mod tests {
         assert!(left <= 300 + 200 + GC_BATCH, "{left} records");
         assert_eq!(read(&wide_key(9_999)).map(|w| Window::decode(&w).is_some()), Some(true));
         assert_eq!(read(&wide_key(5_000)), None);
+    }
+
+    #[test]
+    fn the_sweep_takes_windows_deleted_behind_this_index_out_of_it() {
+        let _store = Fixture::new("counterlog-prune", 0);
+        let stale = Window { duration_ms: 1_000, seq: 5, current: 1, previous: 0 }.encode();
+        let fresh = Window { duration_ms: 1_000, seq: 10, current: 1, previous: 0 }.encode();
+        store::transaction(|| {
+            put(&wide_key(1), &stale)?;
+            put(&wide_key(2), &fresh)?;
+            put(&wide_key(3), &stale)
+        })
+        .unwrap();
+        // As another process deletes them: the records go, this process's index is not told.
+        let mut seqs = Vec::new();
+        store::range(LOG, &[], None, usize::MAX, |k, _| {
+            seqs.push(k.to_vec());
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        store::transaction(|| seqs.iter().try_for_each(|k| store::del_counter(LOG, k).map(|_| ()))).unwrap();
+        assert_eq!(records(), 0);
+        assert!(lock().live.get(&wide_key(1)).is_some(), "the index still has the deleted window");
+        let (deleted, _) = sweep(10_500, 1_000).unwrap();
+        assert_eq!(deleted, 0, "no record left to delete");
+        assert!(lock().live.get(&wide_key(1)).is_none());
+        assert!(lock().live.get(&wide_key(3)).is_none());
+        // A window that still counts is left alone, whoever deleted its record.
+        assert_eq!(lock().live.get(&wide_key(2)).map(|e| e.value), Some(fresh));
+    }
+
+    #[test]
+    fn with_another_process_on_the_store_commits_prune_the_index_as_they_append() {
+        let _store = Fixture::new("counterlog-prune-commits", 0);
+        let stale = Window { duration_ms: 1_000, seq: 5, current: 1, previous: 0 }.encode();
+        store::transaction(|| (0..100).try_for_each(|n| put(&wide_key(n), &stale))).unwrap();
+        let mut seqs = Vec::new();
+        store::range(LOG, &[], None, usize::MAX, |k, _| {
+            seqs.push(k.to_vec());
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        store::transaction(|| seqs.iter().try_for_each(|k| store::del_counter(LOG, k).map(|_| ()))).unwrap();
+        let in_index = || (0..100).filter(|&n| lock().live.get(&wide_key(n)).is_some()).count();
+        let append = |from: u32| {
+            for n in from..from + GC_BATCH as u32 {
+                let w = Window { duration_ms: 1_000, seq: 10, current: 1, previous: 0 }.encode();
+                store::transaction(|| {
+                    put(&wide_key(n), &w)?;
+                    note_time(10_500);
+                    Ok::<_, StoreError>(())
+                })
+                .unwrap();
+            }
+        };
+        // One process: its commits leave the index alone (its own deletions keep it right).
+        append(1_000);
+        assert_eq!(in_index(), 100);
+        // Once another process is known to write, they prune it as they go.
+        lock().shared = true;
+        append(2_000);
+        assert_eq!(in_index(), 0);
     }
 
     #[test]

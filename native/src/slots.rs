@@ -124,6 +124,15 @@ impl<V: Copy + Default> Slots<V> {
         Some(value)
     }
 
+    /// The entries in slots `at..at + max` (name and value) into `out`; returns the slot to
+    /// go on from (0 once the end is reached) and how many slots it looked at.
+    pub fn scan(&self, at: usize, max: usize, out: &mut Vec<([u8; 16], V)>) -> (usize, usize) {
+        let end = at.saturating_add(max).min(self.slots.len());
+        let start = at.min(end);
+        out.extend(self.slots[start..end].iter().filter(|s| s.occupied).map(|s| (s.key, s.value)));
+        (if end >= self.slots.len() { 0 } else { end }, end - start)
+    }
+
     fn grow(&mut self) {
         let size = (self.slots.len() * 2).max(MIN_SLOTS);
         let old = std::mem::replace(&mut self.slots, vec![Slot::default(); size]);
