@@ -798,6 +798,17 @@ mod tests {
         assert_eq!(read(&wide_key(5_000)), None);
     }
 
+    /// Deletes every record of the log as another process would: this process's index is not told.
+    fn delete_behind_the_index() {
+        let mut seqs = Vec::new();
+        store::range(LOG, &[], None, usize::MAX, |k, _| {
+            seqs.push(k.to_vec());
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        store::transaction(|| seqs.iter().try_for_each(|k| store::del_counter(LOG, k).map(|_| ()))).unwrap();
+    }
+
     #[test]
     fn the_sweep_takes_windows_deleted_behind_this_index_out_of_it() {
         let _store = Fixture::new("counterlog-prune", 0);
@@ -809,14 +820,7 @@ mod tests {
             put(&wide_key(3), &stale)
         })
         .unwrap();
-        // As another process deletes them: the records go, this process's index is not told.
-        let mut seqs = Vec::new();
-        store::range(LOG, &[], None, usize::MAX, |k, _| {
-            seqs.push(k.to_vec());
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
-        store::transaction(|| seqs.iter().try_for_each(|k| store::del_counter(LOG, k).map(|_| ()))).unwrap();
+        delete_behind_the_index();
         assert_eq!(records(), 0);
         assert!(lock().live.get(&wide_key(1)).is_some(), "the index still has the deleted window");
         let (deleted, _) = sweep(10_500, 1_000).unwrap();
@@ -832,13 +836,7 @@ mod tests {
         let _store = Fixture::new("counterlog-prune-commits", 0);
         let stale = Window { duration_ms: 1_000, seq: 5, current: 1, previous: 0 }.encode();
         store::transaction(|| (0..100).try_for_each(|n| put(&wide_key(n), &stale))).unwrap();
-        let mut seqs = Vec::new();
-        store::range(LOG, &[], None, usize::MAX, |k, _| {
-            seqs.push(k.to_vec());
-            Ok::<_, StoreError>(())
-        })
-        .unwrap();
-        store::transaction(|| seqs.iter().try_for_each(|k| store::del_counter(LOG, k).map(|_| ()))).unwrap();
+        delete_behind_the_index();
         let in_index = || (0..100).filter(|&n| lock().live.get(&wide_key(n)).is_some()).count();
         let append = |from: u32| {
             for n in from..from + GC_BATCH as u32 {
