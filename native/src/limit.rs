@@ -23,7 +23,7 @@ use std::rc::Rc;
 
 use crate::hash;
 use crate::json;
-use crate::memo::Memo;
+use crate::memo::{self, Memo};
 use crate::msgpack::DecodeError;
 use crate::records::{self, OverrideRecord};
 use crate::hot::{self, Effect, KeyBuf, Scratch};
@@ -136,20 +136,13 @@ thread_local! {
 
 /// Whether the namespace has any override (most have none).
 fn has_overrides(v: &View<'_>, namespace_id: &str) -> Result<bool, LimitError> {
-    let epoch = store::records_epoch(v)?;
-    if let Some(known) = HAS_OVERRIDES.with(|m| m.borrow().get(&epoch, namespace_id.as_bytes()).copied()) {
-        return Ok(known);
-    }
-    // Every override key of the namespace starts with "<namespaceId>/": one positioning
-    // tells whether it has any.
-    let mut key = KeyBuf::new();
-    let any = key.of(&[namespace_id.as_bytes(), b"/"]);
-    let found = v.first_key_from(Table::RATELIMIT_OVERRIDES, any)?.is_some_and(|k| k.starts_with(any));
-    // Read inside a transaction that changed records, it may not be committed yet.
-    if !store::uncommitted_record_change() {
-        HAS_OVERRIDES.with(|m| m.borrow_mut().keep(epoch, namespace_id.as_bytes(), found));
-    }
-    Ok(found)
+    memo::under_epoch(&HAS_OVERRIDES, store::records_epoch(v)?, namespace_id.as_bytes(), || {
+        // Every override key of the namespace starts with "<namespaceId>/": one positioning
+        // tells whether it has any.
+        let mut key = KeyBuf::new();
+        let any = key.of(&[namespace_id.as_bytes(), b"/"]);
+        Ok(v.first_key_from(Table::RATELIMIT_OVERRIDES, any)?.is_some_and(|k| k.starts_with(any)))
+    })
 }
 
 /// The override that applies to `identifier` in a namespace, if any.
@@ -164,13 +157,8 @@ pub fn find_override<'t>(v: &View<'t>, namespace_id: &str, identifier: &str) -> 
             return Ok(Some(records::override_record(bytes)?));
         }
     }
-    let prefix = key.of(&[namespace_id.as_bytes(), b"/w/"]).to_vec();
-    let mut end = prefix.clone();
-    if let Some(last) = end.last_mut() {
-        *last += 1;
-    }
     let mut best: Option<OverrideRecord<'t>> = None;
-    v.range(Table::RATELIMIT_OVERRIDES, &prefix, Some(&end), usize::MAX, |_, value| {
+    v.range_prefix(Table::RATELIMIT_OVERRIDES, key.of(&[namespace_id.as_bytes(), b"/w/"]), usize::MAX, |_, value| {
         let o = records::override_record(value)?;
         if glob_match(o.identifier, identifier.as_bytes()) && best.as_ref().is_none_or(|b| o.identifier.len() > b.identifier.len()) {
             best = Some(o);

@@ -1,14 +1,18 @@
 //! A per-thread memo of values read from the store that stay right under one tag (limit.rs:
 //! namespace ids per store generation, and whether a namespace has overrides per records
-//! epoch; verify.rs: live APIs per records epoch). A lookup under another tag finds nothing,
-//! and keeping a value under a new tag, or in a full memo, starts it over, so it never holds
+//! epoch; verify.rs: live APIs, and the permissions deleted but still on keys, per records
+//! epoch). A lookup under another tag finds nothing, and keeping a value under a new tag, or in a full memo, starts it over, so it never holds
 //! more than `max` values.
 //!
 //! Contract for callers: keep only what was read from committed data (not inside a
 //! transaction that changed records, `store::uncommitted_record_change`), under the tag that
 //! data was read under.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::thread::LocalKey;
+
+use crate::store;
 
 pub struct Memo<T, V> {
     tag: Option<T>,
@@ -34,6 +38,20 @@ impl<T: PartialEq, V> Memo<T, V> {
         }
         self.values.insert(key.into(), value);
     }
+}
+
+/// The value for `key` under the records epoch `epoch`: the one `memo` keeps, else what
+/// `read` returns, kept when it was read from committed data (the contract above).
+pub fn under_epoch<V: Clone, E>(memo: &'static LocalKey<RefCell<Memo<(u64, u64), V>>>, epoch: (u64, u64), key: &[u8], read: impl FnOnce() -> Result<V, E>) -> Result<V, E> {
+    if let Some(known) = memo.with(|m| m.borrow().get(&epoch, key).cloned()) {
+        return Ok(known);
+    }
+    let value = read()?;
+    // Read inside a transaction that changed records, it may not be committed yet.
+    if !store::uncommitted_record_change() {
+        memo.with(|m| m.borrow_mut().keep(epoch, key, value.clone()));
+    }
+    Ok(value)
 }
 
 #[cfg(test)]

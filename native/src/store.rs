@@ -984,6 +984,24 @@ impl<'t> View<'t> {
     ) -> Result<(), E> {
         scan(self.store, self.txn, table, start, end, limit, &mut visit)
     }
+
+    /// Entries whose key starts with `prefix`, in order, at most `limit` (as `range`).
+    pub fn range_prefix<E: From<StoreError>>(
+        &self,
+        table: Table,
+        prefix: &[u8],
+        limit: usize,
+        visit: impl FnMut(&'t [u8], &'t [u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        // Just past every key under the prefix: its last byte below 0xff, one up, and what
+        // follows dropped (none when the prefix is all 0xff).
+        let end = prefix.iter().rposition(|&b| b < 0xff).map(|i| {
+            let mut end = prefix[..=i].to_vec();
+            end[i] += 1;
+            end
+        });
+        self.range(table, prefix, end.as_deref(), limit, visit)
+    }
 }
 
 /// The value under `key` through `cursor` (which is left on it, or near it).
@@ -1756,6 +1774,30 @@ pub(crate) mod tests {
             collect(roles, b"c", Some(b"d"), 10),
             [(b"c".to_vec(), b"C".to_vec())]
         );
+    }
+
+    #[test]
+    fn range_prefix_is_every_key_under_the_prefix_and_only_those() {
+        let _f = Fixture::new("range-prefix", 0);
+        let roles = t("roles");
+        let keys: [&[u8]; 7] = [b"a/", b"a/1", b"a/2\xff", b"a0", b"b", b"\xff\x01", b"\xff\xff"];
+        transaction(|| keys.iter().try_for_each(|k| put(roles, k, b"v"))).unwrap();
+        let under = |prefix: &[u8]| {
+            let mut out = Vec::new();
+            view(|v| {
+                v.range_prefix(roles, prefix, 100, |k, _| {
+                    out.push(k.to_vec());
+                    Ok::<_, StoreError>(())
+                })
+            })
+            .unwrap();
+            out
+        };
+        assert_eq!(under(b"a/"), [b"a/".to_vec(), b"a/1".to_vec(), b"a/2\xff".to_vec()]);
+        assert_eq!(under(b"a/2\xff"), [b"a/2\xff".to_vec()]);
+        assert_eq!(under(b"\xff"), [b"\xff\x01".to_vec(), b"\xff\xff".to_vec()]);
+        assert_eq!(under(b"\xff\xff"), [b"\xff\xff".to_vec()]);
+        assert!(under(b"c").is_empty());
     }
 
     #[test]

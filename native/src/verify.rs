@@ -15,7 +15,7 @@ use crate::counterlog;
 use crate::credits::{self, Credits};
 use crate::hash;
 use crate::json;
-use crate::memo::Memo;
+use crate::memo::{self, Memo};
 use crate::msgpack::DecodeError;
 use crate::permissions;
 use crate::records::{self, IdentityRecord, KeyRecord, RatelimitDef, RoleRecord};
@@ -161,8 +161,11 @@ thread_local! {
     /// (META `perm_gone/<workspaceId>/<slug>`, written by deletePermission and removed once
     /// its keys are unlinked: store/cascades.ts), by workspace, per records epoch. Usually
     /// none; a key's direct permissions are read without them.
-    static GONE_PERMISSIONS: RefCell<Memo<(u64, u64), Rc<[Box<[u8]>]>>> = RefCell::new(Memo::new(MAX_LIVE_APIS));
+    static GONE_PERMISSIONS: RefCell<Memo<(u64, u64), Rc<[Box<[u8]>]>>> = RefCell::new(Memo::new(MAX_GONE_WORKSPACES));
 }
+
+/// The most workspaces `GONE_PERMISSIONS` holds; past that it starts again.
+const MAX_GONE_WORKSPACES: usize = 64;
 
 const GONE_PREFIX: &[u8] = b"perm_gone/";
 
@@ -172,26 +175,16 @@ fn gone_permissions(v: &View<'_>, epoch: Option<(u64, u64)>, workspace_id: &[u8]
         Some(e) => e,
         None => store::records_epoch(v)?,
     };
-    if let Some(known) = GONE_PERMISSIONS.with(|m| m.borrow().get(&epoch, workspace_id).cloned()) {
-        return Ok(known);
-    }
-    let mut start = KeyBuf::new();
-    let start = start.of(&[GONE_PREFIX, workspace_id, b"/"]);
-    let mut end = start.to_vec();
-    if let Some(last) = end.last_mut() {
-        *last += 1; // '/' + 1: just past every key under the prefix
-    }
-    let mut gone: Vec<Box<[u8]>> = Vec::new();
-    v.range(Table::META, start, Some(&end), usize::MAX, |k, _| {
-        gone.push(k[start.len()..].into());
-        Ok::<_, StoreError>(())
-    })?;
-    let gone: Rc<[Box<[u8]>]> = gone.into();
-    // Kept only under a committed epoch (not one this thread's transaction moved).
-    if !store::uncommitted_record_change() {
-        GONE_PERMISSIONS.with(|m| m.borrow_mut().keep(epoch, workspace_id, gone.clone()));
-    }
-    Ok(gone)
+    memo::under_epoch(&GONE_PERMISSIONS, epoch, workspace_id, || {
+        let mut prefix = KeyBuf::new();
+        let prefix = prefix.of(&[GONE_PREFIX, workspace_id, b"/"]);
+        let mut gone: Vec<Box<[u8]>> = Vec::new();
+        v.range_prefix(Table::META, prefix, usize::MAX, |k, _| {
+            gone.push(k[prefix.len()..].into());
+            Ok::<_, StoreError>(())
+        })?;
+        Ok(gone.into())
+    })
 }
 
 /// The API `api_id` exists, is not deleted and belongs to `workspace_id`. `epoch` is the
