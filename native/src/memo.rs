@@ -1,8 +1,8 @@
 //! A per-thread memo of values read from the store that stay right under one tag (limit.rs:
 //! namespace ids per store generation, and whether a namespace has overrides per records
 //! epoch; verify.rs: live APIs, and the permissions deleted but still on keys, per records
-//! epoch). A lookup under another tag finds nothing, and keeping a value under a new tag, or in a full memo, starts it over, so it never holds
-//! more than `max` values.
+//! epoch). A lookup under another tag finds nothing, and keeping a value under a new tag,
+//! or in a full memo, starts it over, so it never holds more than `max` values.
 //!
 //! Contract for callers: keep only what was read from committed data (not inside a
 //! transaction that changed records, `store::uncommitted_record_change`), under the tag that

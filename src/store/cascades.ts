@@ -8,11 +8,12 @@
 // few). The keys' links are removed afterwards in the background (`unlinkBatch`, a few
 // hundred keys per short transaction), where rewriting tens of thousands of keys in the
 // deleting transaction held the serving thread for most of a second. A record in `meta`
-// names each unlinking until it is done, so a restart resumes it; a permission created
+// names each unlinking until it is done (for a permission, its gone record), so a restart
+// resumes it; a permission created
 // again under a gone slug first finishes the unlinking of the old one (`settleGone`), so
 // no key that held the old one gets the new one.
-import { delRecord, getRecord, getText, putRecord, putText, scanPrefix, transact } from './db.js';
-import { gonePermissionId, goneKey } from './gone.js';
+import { delRecord, getRecord, putRecord, putText, scanPrefix, transact } from './db.js';
+import { allGone, gonePermissionId, goneKey } from './gone.js';
 import { idxAll, idxDel, idxList } from './indexes.js';
 import { getKeyRecord, saveKey } from './keys.js';
 import { IDX, type IdentityRecord, type PermissionRecord, type RoleRecord } from './records.js';
@@ -28,30 +29,25 @@ export function deletePermissionEverywhere(p: PermissionRecord): Unlinking {
   idxDel(IDX.permSlug(p.workspaceId, p.slug));
   idxDel(IDX.wsPerm(p.workspaceId) + p.id);
   putText('meta', goneKey(p.workspaceId, p.slug), p.id);
-  const unlinking: Unlinking = { kind: 'permission', id: p.id, workspaceId: p.workspaceId, slug: p.slug };
-  putText('meta', unlinkKey(unlinking), JSON.stringify({ workspaceId: p.workspaceId, slug: p.slug }));
-  return unlinking;
+  return { kind: 'permission', id: p.id, workspaceId: p.workspaceId, slug: p.slug };
 }
 
 /** What the keys of a deleted role, identity or permission still point at, until `unlinkBatch` is done with it. */
-export interface Unlinking {
-  kind: 'role' | 'identity' | 'permission';
-  id: string;
-  /** A permission's workspace and slug (keys hold slugs). */
-  workspaceId?: string;
-  slug?: string;
-}
+export type Unlinking =
+  | { kind: 'role' | 'identity'; id: string }
+  /** A permission goes with its workspace and slug (keys hold slugs). */
+  | { kind: 'permission'; id: string; workspaceId: string; slug: string };
 
 const UNLINK_PREFIX = 'unlink/';
-const unlinkKey = (u: Unlinking): string => `${UNLINK_PREFIX}${u.kind}/${u.id}`;
+const unlinkKey = (u: { kind: 'role' | 'identity'; id: string }): string => `${UNLINK_PREFIX}${u.kind}/${u.id}`;
 
 /** The unlinkings not finished yet (e.g. cut short by a restart). */
 export function pendingUnlinkings(): Unlinking[] {
-  return scanPrefix('meta', UNLINK_PREFIX, undefined, Number.MAX_SAFE_INTEGER).map((e) => {
+  const linked: Unlinking[] = scanPrefix('meta', UNLINK_PREFIX, undefined, Number.MAX_SAFE_INTEGER).map((e) => {
     const [kind, id = ''] = e.key.slice(UNLINK_PREFIX.length).split('/');
-    if (kind === 'permission') return { kind, id, ...(JSON.parse(e.value.toString('utf8')) as { workspaceId: string; slug: string }) };
     return { kind: kind === 'role' ? 'role' : 'identity', id };
   });
+  return [...linked, ...allGone().map((g): Unlinking => ({ kind: 'permission', ...g }))];
 }
 
 /** Deletes the role (inside the caller's transaction); returns the unlinking of its keys, to run after the commit. */
@@ -102,16 +98,16 @@ function unlinkSome(u: Unlinking, max: number, nowMs: number): number {
       } else if (u.kind === 'identity' && key.identityId === u.id) {
         const { identityId: _i, externalId: _e, ...rest } = key;
         saveKey({ ...rest, updatedAtMs: nowMs }, key);
-      } else if (u.kind === 'permission' && key.permissions.includes(u.slug ?? '')) {
+      } else if (u.kind === 'permission' && key.permissions.includes(u.slug)) {
         saveKey({ ...key, permissions: key.permissions.filter((s) => s !== u.slug), updatedAtMs: nowMs }, key);
       }
     }
     idxDel(prefix + keyId);
   }
   if (keyIds.length === 0) {
-    delRecord('meta', unlinkKey(u));
-    const gone = u.workspaceId !== undefined && u.slug !== undefined ? goneKey(u.workspaceId, u.slug) : undefined;
-    if (gone !== undefined && getText('meta', gone) === u.id) delRecord('meta', gone);
+    if (u.kind !== 'permission') delRecord('meta', unlinkKey(u));
+    // A permission of the same slug deleted since has a gone record of its own.
+    else if (gonePermissionId(u.workspaceId, u.slug) === u.id) delRecord('meta', goneKey(u.workspaceId, u.slug));
   }
   return keyIds.length;
 }

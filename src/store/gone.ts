@@ -12,6 +12,15 @@ export function gonePermissionId(workspaceId: string, slug: string): string | un
   return getText('meta', goneKey(workspaceId, slug));
 }
 
+/** Every gone permission of every workspace (the unlinkings of permissions not finished yet). */
+export function allGone(): { workspaceId: string; slug: string; id: string }[] {
+  return scanPrefix('meta', GONE_PREFIX, undefined, Number.MAX_SAFE_INTEGER).map((e) => {
+    const rest = e.key.slice(GONE_PREFIX.length);
+    const cut = rest.indexOf('/');
+    return { workspaceId: rest.slice(0, cut), slug: rest.slice(cut + 1), id: e.value.toString('utf8') };
+  });
+}
+
 /** The slugs gone in the workspace; usually none (one positioning in the store). */
 export function gonePermissions(workspaceId: string): Set<string> {
   const prefix = `${GONE_PREFIX}${workspaceId}/`;
