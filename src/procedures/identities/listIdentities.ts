@@ -11,7 +11,7 @@ export function listIdentities(input: { limit: number; cursor?: string; search?:
   requireIdentityAction(ctx, 'read_identity');
   const ws = ctx.principal.workspaceId;
   const matches = searchFilter(input.search);
-  return paginate(listTag('identities', input.search), input.cursor, input.limit, (from, n) => idxList(IDX.wsIdent(ws), from, n), (id) => {
+  return paginate(listTag('identities', ws, input.search), input.cursor, input.limit, (from, n) => idxList(IDX.wsIdent(ws), from, n), (id) => {
     if (!ctx.principal.can('identities', id, 'read_identity')) return undefined;
     const identity = getRecord<IdentityRecord>('identities', id);
     return identity !== undefined && identity.workspaceId === ws && matches(identity.id, identity.externalId) ? identityView(identity) : undefined;

@@ -9,7 +9,7 @@ import { permissionView, type PermissionView } from './view.js';
 export function listPermissions(input: { limit: number; cursor?: string; search?: string }, ctx: Ctx): ListResult<PermissionView> {
   const ws = ctx.principal.workspaceId;
   const matches = searchFilter(input.search);
-  return paginate(listTag('permissions', input.search), input.cursor, input.limit, (from, n) => idxList(IDX.wsPerm(ws), from, n), (id) => {
+  return paginate(listTag('permissions', ws, input.search), input.cursor, input.limit, (from, n) => idxList(IDX.wsPerm(ws), from, n), (id) => {
     const p = getRecord<PermissionRecord>('permissions', id);
     return p !== undefined && p.workspaceId === ws && matches(p.id, p.name, p.slug, p.description) ? permissionView(p) : undefined;
   });

@@ -9,7 +9,7 @@ import { roleView, type RoleView } from './view.js';
 export function listRoles(input: { limit: number; cursor?: string; search?: string }, ctx: Ctx): ListResult<RoleView> {
   const ws = ctx.principal.workspaceId;
   const matches = searchFilter(input.search);
-  return paginate(listTag('roles', input.search), input.cursor, input.limit, (from, n) => idxList(IDX.wsRole(ws), from, n), (id) => {
+  return paginate(listTag('roles', ws, input.search), input.cursor, input.limit, (from, n) => idxList(IDX.wsRole(ws), from, n), (id) => {
     const role = getRecord<RoleRecord>('roles', id);
     return role !== undefined && role.workspaceId === ws && matches(role.id, role.name, role.description) ? roleView(role) : undefined;
   });

@@ -6,7 +6,10 @@ export function searchFilter(search: string | undefined): (...fields: (string | 
   return (...fields) => fields.some((f) => f !== undefined && f.toLowerCase().includes(needle));
 }
 
-/** The list tag of a cursor: a cursor of one search is not replayed against another. */
-export function listTag(list: string, search: string | undefined): string {
-  return `${list}:${(search ?? '').toLowerCase()}`;
+/**
+ * The list tag of a cursor: a cursor of one workspace's list, or of one search, is not
+ * replayed against another (400 invalid_cursor).
+ */
+export function listTag(list: string, workspaceId: string, search: string | undefined): string {
+  return `${list}:${workspaceId}:${(search ?? '').toLowerCase()}`;
 }
