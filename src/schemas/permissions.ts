@@ -31,6 +31,9 @@ export const getRoleRequest = object({ role: { ...roleName(), description: 'role
 export const listRolesRequest = listRequest;
 export const deleteRoleRequest = getRoleRequest;
 
-export const setRolePermissionsRequest = object({ roleId: { ...roleName(), description: 'role id or name' }, permissions: slugList }, ['roleId', 'permissions']);
+// roleId as Unkey bounds it (reference §4: 3–255, letters, digits, `_`, `-`); a role name of
+// that form is looked up too.
+const roleIdField: JsonSchema = { type: 'string', minLength: 3, maxLength: 255, pattern: '^[a-zA-Z0-9_-]+$', description: 'role id (or a role name of the same form)' };
+export const setRolePermissionsRequest = object({ roleId: roleIdField, permissions: slugList }, ['roleId', 'permissions']);
 
 export { permissionResponse, permissionsResponse, roleResponse, emptyObject };
