@@ -36,6 +36,7 @@ export const CATALOGUE = {
   role_already_exists: { status: 409, title: 'Conflict', category: 'data', when: 'A role with this name already exists in the workspace.' },
   identity_already_exists: { status: 409, title: 'Conflict', category: 'data', when: 'An identity with this externalId already exists in the workspace.' },
   precondition_failed: { status: 412, title: 'Precondition Failed', category: 'application', when: 'The request needs something the server or the resource is not set up for (e.g. recoverable keys without KEYWARD_VAULT_KEY, a verification naming a rate limit the key does not have).' },
+  analytics_not_configured: { status: 412, title: 'Precondition Failed', category: 'data', when: 'analytics.getVerifications and analytics.getRatelimits: keyward records no events to query.' },
   request_body_too_large: { status: 413, title: 'Payload Too Large', category: 'bad_request', when: 'The request body is larger than KEYWARD_MAX_BODY_BYTES.' },
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type', category: 'bad_request', when: 'The `Content-Type` header is missing, not `application/json`, or names a charset other than UTF-8 (or US-ASCII, a subset of it); or the body is compressed (a `Content-Encoding` other than `identity`).' },
   unexpected_error: { status: 500, title: 'Internal Server Error', category: 'application', when: 'A bug: the request failed in a way keyward does not expect. Nothing was changed.' },

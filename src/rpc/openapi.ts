@@ -1,7 +1,7 @@
 // GET /openapi.json: an OpenAPI 3.1 document generated from the route table's schemas —
 // the same objects ajv validates with, so the document cannot drift from the server.
 import { CATALOGUE, ERROR_NAMES } from '../errors/catalogue.js';
-import { errorEnvelopeSchema, metaSchema, object, paginationSchema, type JsonSchema } from '../schemas/common.js';
+import { badRequestEnvelopeSchema, errorEnvelopeSchema, metaSchema, object, paginationSchema, type JsonSchema } from '../schemas/common.js';
 import { describeRule, type Route } from './routes.js';
 
 export function openApiDocument(routes: readonly Route[], publicUrl: string, version: string): Record<string, unknown> {
@@ -17,7 +17,8 @@ export function openApiDocument(routes: readonly Route[], publicUrl: string, ver
     };
     const responses: Record<string, unknown> = { '200': { description: 'Success', content: { 'application/json': { schema: success } } } };
     for (const status of statuses) {
-      responses[String(status)] = { description: ERROR_NAMES.filter((n) => CATALOGUE[n].status === status).join(', '), content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
+      const schema = status === 400 ? 'BadRequestEnvelope' : 'ErrorEnvelope';
+      responses[String(status)] = { description: ERROR_NAMES.filter((n) => CATALOGUE[n].status === status).join(', '), content: { 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } } };
     }
     const operation = {
       operationId: route.procedure,
@@ -42,7 +43,7 @@ export function openApiDocument(routes: readonly Route[], publicUrl: string, ver
     servers: [{ url: publicUrl }],
     components: {
       securitySchemes: { rootKey: { type: 'http', scheme: 'bearer', description: 'A keyward root key' } },
-      schemas: { ErrorEnvelope: errorEnvelopeSchema },
+      schemas: { ErrorEnvelope: errorEnvelopeSchema, BadRequestEnvelope: badRequestEnvelopeSchema },
     },
     paths,
   };

@@ -50,6 +50,9 @@ import { setOverride } from '../procedures/ratelimits/setOverride.js';
 import { getOverride } from '../procedures/ratelimits/getOverride.js';
 import { listOverrides } from '../procedures/ratelimits/listOverrides.js';
 import { deleteOverride } from '../procedures/ratelimits/deleteOverride.js';
+import * as analyticsSchemas from '../schemas/analytics.js';
+import { getVerifications } from '../procedures/analytics/getVerifications.js';
+import { getRatelimits } from '../procedures/analytics/getRatelimits.js';
 const ON_KEY = (action: string) => `apis.<apiId of the key>.${action}`;
 const rbac = (action: string): PermissionRule => ({ resource: 'rbac', action });
 
@@ -467,6 +470,27 @@ export const ROUTES: readonly Route[] = [
     permissions: [],
     handlerPermissions: 'ratelimits.<namespaceId>.delete_override',
     handler: deleteOverride,
+  },
+  // ── analytics (not kept: 412 analytics_not_configured) ───────────────────────────
+  {
+    procedure: 'analytics.getVerifications',
+    summary: 'Not available: keyward keeps no verification analytics (412 analytics_not_configured).',
+    kind: 'mgmt',
+    request: analyticsSchemas.analyticsRequest,
+    response: analyticsSchemas.analyticsResponse,
+    permissions: [],
+    handlerPermissions: 'apis.*.read_analytics or apis.<apiId>.read_analytics',
+    handler: getVerifications,
+  },
+  {
+    procedure: 'analytics.getRatelimits',
+    summary: 'Not available: keyward keeps no rate-limit analytics (412 analytics_not_configured).',
+    kind: 'mgmt',
+    request: analyticsSchemas.analyticsRequest,
+    response: analyticsSchemas.analyticsResponse,
+    permissions: [],
+    handlerPermissions: 'ratelimits.*.read_analytics or ratelimits.<namespaceId>.read_analytics',
+    handler: getRatelimits,
   },
 ];
 

@@ -24,19 +24,24 @@ export const paginationSchema: JsonSchema = object({ cursor: { type: 'string' },
 
 export const validationItemSchema: JsonSchema = object({ location: { type: 'string' }, message: { type: 'string' }, fix: { type: 'string' } }, ['location', 'message']);
 
-export const errorEnvelopeSchema: JsonSchema = object(
-  {
-    meta: metaSchema,
-    error: object(
-      {
-        title: { type: 'string' },
-        detail: { type: 'string' },
-        status: { type: 'integer' },
-        type: { type: 'string', format: 'uri' },
-        errors: { type: 'array', items: validationItemSchema },
-      },
-      ['title', 'detail', 'status', 'type'],
-    ),
-  },
-  ['meta', 'error'],
-);
+const errorEnvelope = (required: readonly string[]): JsonSchema =>
+  object(
+    {
+      meta: metaSchema,
+      error: object(
+        {
+          title: { type: 'string' },
+          detail: { type: 'string' },
+          status: { type: 'integer' },
+          type: { type: 'string', format: 'uri' },
+          errors: { type: 'array', items: validationItemSchema },
+        },
+        ['title', 'detail', 'status', 'type', ...required],
+      ),
+    },
+    ['meta', 'error'],
+  );
+
+export const errorEnvelopeSchema: JsonSchema = errorEnvelope([]);
+/** A 400 always carries `error.errors` (possibly empty; the SDK requires the array). */
+export const badRequestEnvelopeSchema: JsonSchema = errorEnvelope(['errors']);

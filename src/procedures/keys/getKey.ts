@@ -10,8 +10,17 @@ export function keyNotFound(keyId: string): ApiError {
   return new ApiError('key_not_found', `The key '${keyId}' does not exist in this workspace.`);
 }
 
+/**
+ * The root key may `action` the keys of some API (403 otherwise, before any lookup, so a root
+ * key without the grant learns nothing about which keys exist).
+ */
+export function requireKeyAction(ctx: Ctx, action: string): void {
+  if (!ctx.principal.canSomewhere('apis', action)) requirePermission(ctx.principal, 'apis', '<apiId>', action);
+}
+
 /** The key of this workspace, with `action` on its API required of the root key. */
 export function keyFor(ctx: Ctx, keyId: string, action: string): KeyRecord {
+  requireKeyAction(ctx, action);
   const key = findKey(ctx.principal.workspaceId, keyId);
   if (key === undefined) throw keyNotFound(keyId);
   requirePermission(ctx.principal, 'apis', key.apiId, action);

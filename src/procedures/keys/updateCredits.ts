@@ -11,8 +11,12 @@ export interface UpdateCreditsInput {
   value?: number | null;
 }
 
-/** set (null = unlimited), increment, decrement (floors at 0); returns the new balance. */
+/**
+ * set (null = unlimited), increment, decrement (floors at 0); returns the new balance. `set`
+ * needs `value` written out: a request that forgot it must not silently make the key unlimited.
+ */
 export function updateCredits(input: UpdateCreditsInput, ctx: Ctx): CreditsView {
+  if (input.operation === 'set' && input.value === undefined) throw invalidInput('body.value', 'is required for set', 'send a whole number ≥ 0, or null to make the key unlimited');
   return transact(() => {
     const key = keyFor(ctx, input.keyId, 'update_key');
     const current = readCredits(key.id, ctx.nowMs);

@@ -19,6 +19,7 @@ describe('keys.updateCredits 400', () => {
     ['a negative value', { operation: 'set', value: -1 }, 'value'],
     ['a fractional value', { operation: 'set', value: 1.5 }, 'value'],
     ['increment without value', { operation: 'increment' }, 'value'],
+    ['set without value (null, written out, makes a key unlimited)', { operation: 'set' }, 'value'],
     ['decrement with value null', { operation: 'decrement', value: null }, 'value'],
     ['an unknown field', { operation: 'set', value: 1, refill: null }, 'refill'],
   ])('%s → 400', async (_why, body, field) => {
