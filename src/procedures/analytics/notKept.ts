@@ -1,5 +1,5 @@
 import type { Resource } from '../../auth/permissions.js';
-import { requirePermission } from '../../auth/require.js';
+import { requireSomewhere } from '../../auth/require.js';
 import { ApiError } from '../../errors/apiError.js';
 import type { Ctx } from '../context.js';
 
@@ -9,6 +9,6 @@ import type { Ctx } from '../context.js';
  * analytics_not_configured, the answer Unkey gives where analytics are not set up.
  */
 export function analyticsNotKept(ctx: Ctx, resource: Resource, what: string): never {
-  if (!ctx.principal.canSomewhere(resource, 'read_analytics')) requirePermission(ctx.principal, resource, resource === 'apis' ? '<apiId>' : '<namespaceId>', 'read_analytics');
+  requireSomewhere(ctx.principal, resource, resource === 'apis' ? '<apiId>' : '<namespaceId>', 'read_analytics');
   throw new ApiError('analytics_not_configured', `keyward keeps no ${what} analytics: it records no events to query. Count what you need from the verifyKey and limit replies, or scrape /metrics.`);
 }

@@ -1,6 +1,6 @@
 // An identity as the identities namespace returns it (Unkey's Identity), and the lookup
 // every id-taking identities procedure shares.
-import { requirePermission } from '../../auth/require.js';
+import { requirePermission, requireSomewhere } from '../../auth/require.js';
 import { ApiError } from '../../errors/apiError.js';
 import { MAX_IDENTITY_META_BYTES } from '../../schemas/identities.js';
 import { findIdentity } from '../../store/identities.js';
@@ -28,14 +28,9 @@ export function identityMetaJson(meta: Record<string, unknown>): string {
   return metaJson(meta, 'body.meta', MAX_IDENTITY_META_BYTES);
 }
 
-/**
- * The root key may `action` identities at all (403 otherwise, before any lookup, so an
- * unauthorised caller learns nothing about which identities exist).
- */
+/** The root key may `action` some identities (403 before any lookup otherwise). */
 export function requireIdentityAction(ctx: Ctx, action: string): void {
-  // '<identityId>' can never match a grant (grants are [A-Za-z0-9_*-]); it only makes the
-  // 403 detail name both acceptable forms.
-  if (!ctx.principal.canSomewhere('identities', action)) requirePermission(ctx.principal, 'identities', '<identityId>', action);
+  requireSomewhere(ctx.principal, 'identities', '<identityId>', action);
 }
 
 /** The identity (by id or externalId) of this workspace, with `action` on it required of the root key. */

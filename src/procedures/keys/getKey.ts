@@ -1,4 +1,4 @@
-import { requirePermission } from '../../auth/require.js';
+import { requirePermission, requireSomewhere } from '../../auth/require.js';
 import { ApiError } from '../../errors/apiError.js';
 import { findKey } from '../../store/keys.js';
 import type { KeyRecord } from '../../store/records.js';
@@ -10,12 +10,9 @@ export function keyNotFound(keyId: string): ApiError {
   return new ApiError('key_not_found', `The key '${keyId}' does not exist in this workspace.`);
 }
 
-/**
- * The root key may `action` the keys of some API (403 otherwise, before any lookup, so a root
- * key without the grant learns nothing about which keys exist).
- */
+/** The root key may `action` the keys of some API (403 before any lookup otherwise). */
 export function requireKeyAction(ctx: Ctx, action: string): void {
-  if (!ctx.principal.canSomewhere('apis', action)) requirePermission(ctx.principal, 'apis', '<apiId>', action);
+  requireSomewhere(ctx.principal, 'apis', '<apiId>', action);
 }
 
 /** The key of this workspace, with `action` on its API required of the root key. */
