@@ -42,6 +42,13 @@ export interface Measured {
   run: (durationS: number) => WrkResult;
   /** The server's process: its disk writes over the measured rounds are reported. */
   pid?: number;
+  /** Every reply is meant to be a refusal (4xx): its 2xx replies are the bad ones. */
+  refused?: boolean;
+}
+
+/** Replies that are not what `m` measures, and socket errors. */
+function badOf(m: Measured, res: WrkResult): number {
+  return res.errors + (m.refused === true ? res.requests - res.non2xx : res.non2xx);
 }
 
 /** A measurement and the ceiling it is compared with (the same requests, the same generator). */
@@ -57,7 +64,8 @@ export interface Pair {
  * warm-up run of `WARMUP_S` seconds that is not reported (JIT compilation, first touches of
  * the store's pages, TCP buffers), so round 1 measures the same steady state as the others.
  * Returns the report lines: every round, then the medians and the median of the per-round
- * ratios. `bad` counts non-2xx replies and socket errors (warm-up included).
+ * ratios. `bad` counts replies other than those measured (non-2xx, or 2xx for a refusal
+ * measurement) and socket errors, warm-up included.
  */
 export function alternate(rounds: number, durationS: number, pairs: Pair[]): { lines: string[]; bad: number } {
   const all: Measured[] = [];
@@ -66,8 +74,7 @@ export function alternate(rounds: number, durationS: number, pairs: Pair[]): { l
   let bad = 0;
   for (const m of all) {
     process.stderr.write(`warm-up (${WARMUP_S} s, not reported): ${m.name}…\n`);
-    const res = m.run(WARMUP_S);
-    bad += res.non2xx + res.errors;
+    bad += badOf(m, m.run(WARMUP_S));
   }
   // Disk writes per measurement with a pid, over its measured rounds (NaN: not readable).
   const written = new Map<Measured, number>();
@@ -78,7 +85,7 @@ export function alternate(rounds: number, durationS: number, pairs: Pair[]): { l
       const res = m.run(durationS);
       const after = diskWriteBytes(m.pid);
       if (m.pid !== undefined) written.set(m, (written.get(m) ?? 0) + (before === undefined || after === undefined ? Number.NaN : after - before));
-      bad += res.non2xx + res.errors;
+      bad += badOf(m, res);
       results.get(m)?.push(res);
     }
   }

@@ -86,7 +86,11 @@ export class Dispatcher {
     let ctx: RequestCtx | undefined;
     try {
       const { route, validate } = this.compiled[routeIndex] as Compiled;
-      ctx = new RequestCtx(authenticate(authorization), Date.now(), this.vaultKey);
+      // The common refusals (401, 400) are returned, not thrown: V8 computes a message
+      // location for every throw under a native callback, which halved their rate.
+      const principal = authenticate(authorization);
+      if (principal instanceof ApiError) return { reply: this.fail(newRequestId(), principal), wrote: false };
+      ctx = new RequestCtx(principal, Date.now(), this.vaultKey);
       // A hot call served from the body draws its request id in the native module.
       const served = route.fromBody?.(bytes, ctx);
       if (served !== undefined) return { reply: { status: 200, body: served.text, headers: undefined }, wrote: commitCount() !== before };
@@ -97,7 +101,7 @@ export class Dispatcher {
         const all = validate.errors ?? [];
         const errors = fromAjv(all.slice(0, MAX_REPORTED_ERRORS), route.procedure);
         const more = all.length > MAX_REPORTED_ERRORS ? ` (and ${all.length - MAX_REPORTED_ERRORS} more)` : '';
-        throw new ApiError('invalid_input', `The request body for ${route.procedure} is invalid: ${errors.map((e) => e.message).join('; ')}${more}.`, { errors });
+        return { reply: this.fail(ctx.requestId, new ApiError('invalid_input', `The request body for ${route.procedure} is invalid: ${errors.map((e) => e.message).join('; ')}${more}.`, { errors })), wrote: commitCount() !== before };
       }
       for (const rule of route.permissions) {
         const id = rule.idField === undefined ? undefined : (input as Record<string, unknown>)[rule.idField];

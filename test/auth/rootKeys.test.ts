@@ -32,6 +32,15 @@ describe('401', () => {
     expect(res.headers.get('www-authenticate')).toBe('Bearer');
   });
 
+  it('a refusal remembered for one header never answers another (wrong and right keys interleaved)', async () => {
+    const wrong = `Bearer ${server.rootKey}x`;
+    for (let i = 0; i < 3; i++) {
+      expectError(await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: null, headers: { Authorization: wrong } }), 401, 'root_key_not_found');
+      expectOk(await call(server, 'apis.getApi', { apiId: apiA }));
+      expectError(await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: null, headers: { Authorization: 'Bearer' } }), 401, 'malformed_authorization');
+    }
+  });
+
   it('the root key is case-sensitive', async () => {
     const res = await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: server.rootKey.toUpperCase() });
     expectError(res, 401, 'root_key_not_found');
