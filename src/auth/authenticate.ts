@@ -1,23 +1,25 @@
 // `Authorization: Bearer <root key>` → Principal, or the 401 ApiError to answer with
 // (returned, not thrown: V8 computes a message location for every throw under a native
 // callback, and a client with a wrong root key sends it at full rate).
-// Principals are cached per thread by the presented header (a refusal only as the last
-// answer, so random wrong keys cannot fill the cache), and dropped whenever the store's
-// root-key version changes (create/revoke from any thread or process, the CLI included), so
-// a revoked key stops working on its next request and a new one works on its first.
+// Principals are cached per thread by root key (at most MAX_CACHED, each at most
+// MAX_TOKEN_CHARS: the header's spelling, e.g. its spaces, cannot add entries), and the last
+// header seen with its answer, a refusal included, is remembered so that a client sending
+// the same header again skips parsing it. Both are dropped whenever the store's root-key
+// version changes (create/revoke from any thread or process, the CLI included), so a revoked
+// key stops working on its next request and a new one works on its first.
 import { ApiError } from '../errors/apiError.js';
 import { Principal } from './permissions.js';
 import { findRootKeyByHash, hashRootKey, rootKeysVersion } from '../store/rootKeys.js';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
 const MAX_CACHED = 10_000;
+/** Longer tokens are never root keys (KEYWARD_ROOT_KEY takes at most 512 characters). */
+const MAX_TOKEN_CHARS = 512;
 
 let cacheVersion = -1;
 const cache = new Map<string, Principal>();
-// The last header seen and its answer: most clients send one root key, and comparing the
-// strings is cheaper than hashing a new header string for the map.
 let lastHeader = '';
-let lastPrincipal: Principal | ApiError | undefined;
+let lastAnswer: Principal | ApiError | undefined;
 
 const MISSING = new ApiError('missing_authorization', 'Send your root key as `Authorization: Bearer <root key>`.', { headers: CHALLENGE });
 const MALFORMED = new ApiError('malformed_authorization', 'The Authorization header must be `Bearer <root key>`.', { headers: CHALLENGE });
@@ -28,32 +30,27 @@ function resolve(header: string): Principal | ApiError {
   const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header.trim());
   if (match === null || match[1] === undefined) return MALFORMED;
   const token = match[1];
-  const record = token.length <= 512 ? findRootKeyByHash(hashRootKey(token)) : undefined;
-  return record === undefined ? UNKNOWN : new Principal(record.workspaceId, record.id, record.permissions);
+  if (token.length > MAX_TOKEN_CHARS) return UNKNOWN;
+  const cached = cache.get(token);
+  if (cached !== undefined) return cached;
+  const record = findRootKeyByHash(hashRootKey(token));
+  if (record === undefined) return UNKNOWN;
+  const principal = new Principal(record.workspaceId, record.id, record.permissions);
+  if (cache.size >= MAX_CACHED) cache.clear();
+  cache.set(token, principal);
+  return principal;
 }
 
 export function authenticate(header: string): Principal | ApiError {
   const version = rootKeysVersion();
   if (version !== cacheVersion) {
     cache.clear();
-    lastPrincipal = undefined;
+    lastAnswer = undefined;
     cacheVersion = version;
   }
-  if (lastPrincipal !== undefined && header === lastHeader) return lastPrincipal;
-  // Keyed by the whole header: a client sends the same one every time, so the common case
-  // skips parsing it.
-  const cached = cache.get(header);
-  if (cached !== undefined) {
-    lastHeader = header;
-    lastPrincipal = cached;
-    return cached;
-  }
-  const principal = resolve(header);
-  if (principal instanceof Principal) {
-    if (cache.size >= MAX_CACHED) cache.clear();
-    cache.set(header, principal);
-  }
+  if (lastAnswer !== undefined && header === lastHeader) return lastAnswer;
+  const answer = resolve(header);
   lastHeader = header;
-  lastPrincipal = principal;
-  return principal;
+  lastAnswer = answer;
+  return answer;
 }

@@ -1,4 +1,5 @@
 // Root-key authentication and permission checks against a live server.
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, cli, createApi, expectError, expectOk, rootKeyWith, startServer, stopAll, type Server } from '../helpers/server.js';
 
@@ -39,6 +40,18 @@ describe('401', () => {
       expectOk(await call(server, 'apis.getApi', { apiId: apiA }));
       expectError(await call(server, 'apis.getApi', { apiId: apiA }, { rootKey: null, headers: { Authorization: 'Bearer' } }), 401, 'malformed_authorization');
     }
+  });
+
+  it('spellings of one root key header do not each take memory (the cache is keyed by the key)', async () => {
+    const rssKb = (): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))?.[1]);
+    const spelled = (i: number): string => `Bearer${' '.repeat(20_000 + i)}${server.rootKey}`;
+    const before = rssKb();
+    // 3,000 distinct 20 KB headers: about 60 MB if each were kept.
+    for (let batch = 0; batch < 60; batch++) {
+      const replies = await Promise.all(Array.from({ length: 50 }, (_, j) => call(server, 'apis.getApi', { apiId: apiA }, { rootKey: null, headers: { Authorization: spelled(batch * 50 + j) } })));
+      for (const res of replies) expectOk(res);
+    }
+    expect(rssKb() - before).toBeLessThan(25_000);
   });
 
   it('the root key is case-sensitive', async () => {
