@@ -416,7 +416,7 @@ export const ROUTES: readonly Route[] = [
     request: rlSchemas.limitRequest,
     response: rlSchemas.limitResponse,
     permissions: [],
-    handlerPermissions: 'ratelimits.<namespaceId>.limit; ratelimits.*.create_namespace when the namespace is new',
+    handlerPermissions: 'ratelimits.<namespaceId>.limit; ratelimits.*.create_namespace and ratelimits.*.limit when the namespace is new',
     handler: limit,
     fromBody: limitFromBody,
   },
@@ -427,7 +427,7 @@ export const ROUTES: readonly Route[] = [
     request: rlSchemas.multiLimitRequest,
     response: rlSchemas.multiLimitResponse,
     permissions: [],
-    handlerPermissions: 'ratelimits.<namespaceId>.limit for every namespace; ratelimits.*.create_namespace for new ones',
+    handlerPermissions: 'ratelimits.<namespaceId>.limit for every namespace; ratelimits.*.create_namespace and ratelimits.*.limit for new ones',
     handler: multiLimit,
   },
   {

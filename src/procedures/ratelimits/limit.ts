@@ -1,8 +1,9 @@
 import type { RawBody } from '../../domain/rawJson.js';
 import { limiter } from '../../engine/native.js';
+import type { NamespaceRecord } from '../../store/records.js';
 import type { Ctx } from '../context.js';
 import { hotBody } from '../hotBody.js';
-import { namespaceForLimit } from './namespace.js';
+import { namespacesForLimit } from './namespace.js';
 
 export interface LimitInput {
   namespace: string;
@@ -14,7 +15,7 @@ export interface LimitInput {
 
 /** One synchronous native call; a refusal is data (success:false), not an error. */
 export function limit(input: LimitInput, ctx: Ctx): RawBody {
-  const ns = namespaceForLimit(ctx, input.namespace);
+  const [ns] = namespacesForLimit(ctx, [input.namespace]) as [NamespaceRecord];
   return hotBody(limiter.limit(ns.id, input.identifier, input.limit, input.duration, input.cost, ctx.nowMs, ctx.requestId));
 }
 

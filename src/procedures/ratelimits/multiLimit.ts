@@ -2,7 +2,8 @@ import { limiter } from '../../engine/native.js';
 import { noteHotEffect } from '../../store/durability.js';
 import type { Ctx } from '../context.js';
 import type { LimitInput } from './limit.js';
-import { namespaceForLimit } from './namespace.js';
+import { namespacesForLimit } from './namespace.js';
+import type { NamespaceRecord } from '../../store/records.js';
 
 /** One outcome of the native limiter's JSON (native/src/limit.rs outcomes_json). */
 export interface LimitOutcome {
@@ -39,7 +40,8 @@ export function packLimitRequests(items: { namespaceId: string; identifier: stri
 
 /** All or nothing: when any item is refused, no item consumes anything. */
 export function multiLimit(input: LimitInput[], ctx: Ctx): MultiLimitResult {
-  const items = input.map((item) => ({ ...item, namespaceId: namespaceForLimit(ctx, item.namespace).id }));
+  const namespaces = namespacesForLimit(ctx, input.map((item) => item.namespace));
+  const items = input.map((item, i) => ({ ...item, namespaceId: (namespaces[i] as NamespaceRecord).id }));
   const out = limiter.limitMany(packLimitRequests(items), ctx.nowMs);
   noteHotEffect(out.charCodeAt(0));
   const outcomes = JSON.parse(out.slice(1)) as LimitOutcome[];

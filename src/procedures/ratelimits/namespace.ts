@@ -5,16 +5,29 @@ import { ensureNamespace, findNamespace } from '../../store/ratelimits.js';
 import type { NamespaceRecord } from '../../store/records.js';
 import type { Ctx } from '../context.js';
 
-/** For limit/multiLimit: created on first use (needs ratelimits.*.create_namespace). */
-export function namespaceForLimit(ctx: Ctx, nameOrId: string): NamespaceRecord {
-  const ws = ctx.principal.workspaceId;
-  let ns = findNamespace(ws, nameOrId);
+/**
+ * For limit/multiLimit: the namespace once `limit` on it is allowed, or undefined for a new one
+ * once creating it is: ratelimits.*.create_namespace, and ratelimits.*.limit (no grant can
+ * name the id of a namespace that does not exist yet). Creates nothing.
+ */
+function limitableNamespace(ctx: Ctx, nameOrId: string): NamespaceRecord | undefined {
+  const ns = findNamespace(ctx.principal.workspaceId, nameOrId);
   if (ns === undefined) {
     requirePermission(ctx.principal, 'ratelimits', undefined, 'create_namespace');
-    ns = ensureNamespace(ws, nameOrId, ctx.nowMs);
+    requirePermission(ctx.principal, 'ratelimits', undefined, 'limit');
+    return undefined;
   }
   requirePermission(ctx.principal, 'ratelimits', ns.id, 'limit');
   return ns;
+}
+
+/**
+ * The namespaces of a limit/multiLimit call, new ones created on first use — only once every
+ * one of them is allowed, so a refused call (403) leaves no namespace behind.
+ */
+export function namespacesForLimit(ctx: Ctx, namesOrIds: readonly string[]): NamespaceRecord[] {
+  const found = namesOrIds.map((n) => limitableNamespace(ctx, n));
+  return found.map((ns, i) => ns ?? ensureNamespace(ctx.principal.workspaceId, namesOrIds[i] as string, ctx.nowMs));
 }
 
 /** For the override procedures: the namespace must exist; then `action` on it. */

@@ -1,5 +1,6 @@
 // ratelimits.limit 401/403: ratelimits.*.limit or ratelimits.<namespaceId>.limit, and
-// ratelimits.*.create_namespace for a new namespace (reference/unkey-v2.md §1.3; DESIGN.md §2
+// ratelimits.*.create_namespace (and ratelimits.*.limit) for a new namespace, created only
+// once the call is allowed (reference/unkey-v2.md §1.3; DESIGN.md §2
 // "Authentication and tenancy": Unkey's `ratelimit.` resource name is an alias).
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../../helpers/live.js';
@@ -22,7 +23,20 @@ describe('ratelimits.limit 403', () => {
     const error = expectError(await call(srv(), 'ratelimits.limit', body(ns), { rootKey: key }), 403, 'insufficient_permissions');
     expect(error.title).toBe('Forbidden');
     expect(error.detail).toMatch(/ratelimits\.\*\.limit/);
-    expectError(await call(srv(), 'ratelimits.limit', body(uniq()), { rootKey: key }), 403, 'insufficient_permissions');
+    const fresh = uniq();
+    expectError(await call(srv(), 'ratelimits.limit', body(fresh), { rootKey: key }), 403, 'insufficient_permissions');
+    // A refused call changes nothing: the namespace it named was not created.
+    expectError(await call(srv(), 'ratelimits.listOverrides', { namespace: fresh }), 404, 'ratelimit_namespace_not_found');
+  });
+
+  it('a new namespace needs ratelimits.*.limit: a grant on one namespace id cannot cover it', async () => {
+    const a = await createNamespace(srv());
+    const key = await keyWith(srv(), ['ratelimits.*.create_namespace', `ratelimits.${await namespaceIdOf(srv(), a)}.limit`]);
+    const fresh = uniq();
+    const error = expectError(await call(srv(), 'ratelimits.limit', body(fresh), { rootKey: key }), 403, 'insufficient_permissions');
+    expect(error.detail).toContain("'ratelimits.*.limit'");
+    expectError(await call(srv(), 'ratelimits.listOverrides', { namespace: fresh }), 404, 'ratelimit_namespace_not_found');
+    expect(await limitOk(srv(), body(a), 'ratelimits.limit', key)).toMatchObject({ success: true });
   });
 
   it('without ratelimits.*.create_namespace a new namespace → 403 and is not created; an existing one works', async () => {

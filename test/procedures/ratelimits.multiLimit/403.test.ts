@@ -1,5 +1,6 @@
 // ratelimits.multiLimit 403: ratelimits.*.limit or ratelimits.<nsId>.limit for EVERY
-// namespace, ratelimits.*.create_namespace for new ones; a 403 consumes nothing.
+// namespace, ratelimits.*.create_namespace and ratelimits.*.limit for new ones; a 403 consumes
+// nothing and creates no namespace.
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../../helpers/live.js';
 import { createNamespace, keyWith, limitOk, namespaceIdOf, uniq, HOUR as H } from '../../helpers/ratelimits.js';
@@ -29,6 +30,16 @@ describe('ratelimits.multiLimit 403', () => {
     expect(error.detail).toContain('create_namespace');
     expect(await limitOk(srv(), { ...items[0], cost: 0 })).toMatchObject({ remaining: 5 });
     expectError(await call(srv(), 'ratelimits.listOverrides', { namespace: fresh }), 404, 'ratelimit_namespace_not_found');
+  });
+
+  it('a refused batch creates none of its new namespaces, wherever the refused item is', async () => {
+    const a = await createNamespace(srv());
+    const key = await keyWith(srv(), ['ratelimits.*.create_namespace', `ratelimits.${await namespaceIdOf(srv(), a)}.limit`]);
+    const fresh = uniq();
+    const items = [{ namespace: fresh, identifier: 'x', limit: 5, duration: H }, { namespace: a, identifier: 'x', limit: 5, duration: H }];
+    expectError(await call(srv(), 'ratelimits.multiLimit', items, { rootKey: key }), 403, 'insufficient_permissions');
+    expectError(await call(srv(), 'ratelimits.listOverrides', { namespace: fresh }), 404, 'ratelimit_namespace_not_found');
+    expect(await limitOk(srv(), { ...items[1], cost: 0 })).toMatchObject({ remaining: 5 });
   });
 
   it('without any limit grant → 403; the alias ratelimit.*.limit works', async () => {
