@@ -89,11 +89,11 @@ function runBench(args: string[]): Promise<number> {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  if (argv[0] === 'bench') return runBench(argv.slice(1));
   if (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
+  if (argv[0] === 'bench') return runBench(argv.slice(1));
   const { env, rest } = parseFlags(argv);
   Object.assign(process.env, env);
   const [group, action, ...args] = rest;

@@ -92,7 +92,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // picked itself: with port 0 the second thread could not bind the first one's port.
   if (port === 0 && threads > 1) throw new ConfigError('KEYWARD_PORT=0 (any free port) needs KEYWARD_THREADS=1: the serving threads share one fixed port');
   const vaultKey = env.KEYWARD_VAULT_KEY?.trim() || undefined;
-  if (vaultKey !== undefined && Buffer.from(vaultKey, 'base64').length !== 32) {
+  // 32 bytes are 43 base64 characters and one '=' of padding (base64url's alphabet accepted
+  // too); Node's decoder skips any other character, so the form is checked first.
+  if (vaultKey !== undefined && (!/^[A-Za-z0-9+/_-]{43}=?$/.test(vaultKey) || Buffer.from(vaultKey, 'base64').length !== 32)) {
     throw new ConfigError('KEYWARD_VAULT_KEY must be 32 bytes, base64-encoded');
   }
   const rootKey = env.KEYWARD_ROOT_KEY?.trim() || undefined;

@@ -161,7 +161,7 @@ describe('root-keys', () => {
 
   it('help, --help and -h print the usage and exit 0', async () => {
     // '--' keeps node (which runs the CLI here) from taking --help for itself.
-    for (const args of [['help'], ['--', '--help'], ['root-keys', '-h']]) {
+    for (const args of [['help'], ['--', '--help'], ['root-keys', '-h'], ['bench', '-h']]) {
       const res = await cli(args, tempDir());
       expect(res.code, args.join(' ')).toBe(0);
       expect(res.stdout).toContain('usage: keyward');

@@ -20,8 +20,18 @@ describe('loadConfig', () => {
     }
   });
 
+  it('KEYWARD_VAULT_KEY: 32 bytes in base64 or base64url, nothing else', () => {
+    const key = Buffer.alloc(32, 0xfb);
+    for (const good of [key.toString('base64'), key.toString('base64url'), key.toString('base64').replace(/=$/, '')]) {
+      expect(loadConfig({ KEYWARD_VAULT_KEY: good }).vaultKey, good).toBe(good);
+    }
+    for (const bad of [Buffer.alloc(31).toString('base64'), Buffer.alloc(33).toString('base64'), `${key.toString('base64').slice(0, 40)} ${key.toString('base64').slice(40)}`]) {
+      expect(() => loadConfig({ KEYWARD_VAULT_KEY: bad }), bad).toThrow(/KEYWARD_VAULT_KEY/);
+    }
+  });
+
   it('other variables name themselves when bad', () => {
-    for (const [name, value] of [['KEYWARD_PORT', '70000'], ['KEYWARD_DURABILITY', 'fast'], ['KEYWARD_THREADS', '0'], ['KEYWARD_WRITE_MAP', 'maybe'], ['KEYWARD_VAULT_KEY', 'short'], ['KEYWARD_PUBLIC_URL', 'notaurl'], ['KEYWARD_PUBLIC_URL', 'ftp://x']] as const) {
+    for (const [name, value] of [['KEYWARD_PORT', '70000'], ['KEYWARD_DURABILITY', 'fast'], ['KEYWARD_THREADS', '0'], ['KEYWARD_WRITE_MAP', 'maybe'], ['KEYWARD_VAULT_KEY', 'short'], ['KEYWARD_VAULT_KEY', `!!!!${'A'.repeat(43)}=`], ['KEYWARD_PUBLIC_URL', 'notaurl'], ['KEYWARD_PUBLIC_URL', 'ftp://x']] as const) {
       expect(() => loadConfig({ [name]: value }), name).toThrow(new RegExp(name));
     }
   });
