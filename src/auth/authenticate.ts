@@ -1,12 +1,13 @@
 // `Authorization: Bearer <root key>` → Principal, or the 401 ApiError to answer with
 // (returned, not thrown: V8 computes a message location for every throw under a native
 // callback, and a client with a wrong root key sends it at full rate).
-// Principals are cached per thread by root key (at most MAX_CACHED, each at most
-// MAX_TOKEN_CHARS: the header's spelling, e.g. its spaces, cannot add entries), and the last
-// header seen with its answer, a refusal included, is remembered so that a client sending
-// the same header again skips parsing it. Both are dropped whenever the store's root-key
-// version changes (create/revoke from any thread or process, the CLI included), so a revoked
-// key stops working on its next request and a new one works on its first.
+// Principals are cached per thread by the root key's SHA-256 (at most MAX_CACHED: the
+// header's spelling, e.g. its spaces, cannot add entries), and the last header seen with its
+// answer, a refusal included, is remembered so that a client sending the same header again
+// skips parsing and hashing it; that header is compared in constant time, since it holds a
+// root key. Both are dropped whenever the store's root-key version changes (create/revoke
+// from any thread or process, the CLI included), so a revoked key stops working on its next
+// request and a new one works on its first.
 import { ApiError } from '../errors/apiError.js';
 import { Principal } from './permissions.js';
 import { findRootKeyByHash, hashRootKey, rootKeysVersion } from '../store/rootKeys.js';
@@ -31,14 +32,23 @@ function resolve(header: string): Principal | ApiError {
   if (match === null || match[1] === undefined) return MALFORMED;
   const token = match[1];
   if (token.length > MAX_TOKEN_CHARS) return UNKNOWN;
-  const cached = cache.get(token);
+  const hash = hashRootKey(token);
+  const cached = cache.get(hash);
   if (cached !== undefined) return cached;
-  const record = findRootKeyByHash(hashRootKey(token));
+  const record = findRootKeyByHash(hash);
   if (record === undefined) return UNKNOWN;
   const principal = new Principal(record.workspaceId, record.id, record.permissions);
   if (cache.size >= MAX_CACHED) cache.clear();
-  cache.set(token, principal);
+  cache.set(hash, principal);
   return principal;
+}
+
+/** `a === b` in a time that depends on their lengths only, not on where they differ. */
+export function sameSecret(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
 }
 
 export function authenticate(header: string): Principal | ApiError {
@@ -48,7 +58,7 @@ export function authenticate(header: string): Principal | ApiError {
     lastAnswer = undefined;
     cacheVersion = version;
   }
-  if (lastAnswer !== undefined && header === lastHeader) return lastAnswer;
+  if (lastAnswer !== undefined && sameSecret(header, lastHeader)) return lastAnswer;
   const answer = resolve(header);
   lastHeader = header;
   lastAnswer = answer;
