@@ -640,20 +640,21 @@ pub fn limit(env: Env, args: &[napi_value; 7]) -> Result<napi_value, Error> {
     limit_reply(env, request_id.as_deref(), &request, now_ms)
 }
 
-/// limitBody(workspaceId, body: Uint8Array, nowMs): string | undefined — limit read straight
-/// from the request body's bytes when the body is in its plain form (body.rs) and names a
-/// namespace of the workspace by its name, answered with the whole success envelope under
-/// the next id of this thread's request ids (reqid.rs); undefined otherwise, having changed
-/// nothing and drawn no id. The caller checks first that the root key may limit every
-/// namespace.
-pub fn limit_body(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
-    let body = buffer_arg(env, args[1], "body")?;
+/// limitBody(workspaceId, allowedNamespaces, body: Uint8Array, nowMs): string | undefined —
+/// limit read straight from the request body's bytes when the body is in its plain form
+/// (body.rs) and names, by its name, a namespace of the workspace in the root key's scope
+/// ("*" or namespace ids joined by "\n", verify::in_scope), answered with the whole success
+/// envelope under the next id of this thread's request ids (reqid.rs); undefined otherwise,
+/// having changed nothing and drawn no id.
+pub fn limit_body(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
+    let body = buffer_arg(env, args[2], "body")?;
     let Some((namespace, request)) = body::limit(body) else { return Ok(env.undefined()?) };
-    let mut ws_buf = [0u8; 64];
+    let (mut ws_buf, mut scope_buf) = ([0u8; 64], [0u8; 128]);
     let workspace_id = str_arg(env, args[0], &mut ws_buf, "workspaceId")?;
-    let now_ms = int_arg(env, args[2], "nowMs")?;
+    let scope = str_arg(env, args[1], &mut scope_buf, "allowedNamespaces")?;
+    let now_ms = int_arg(env, args[3], "nowMs")?;
     limit::with_namespace_id(&workspace_id, namespace, |namespace_id| {
-        let Some(namespace_id) = namespace_id else { return Ok(env.undefined()?) };
+        let Some(namespace_id) = namespace_id.filter(|id| crate::verify::in_scope(&scope, id.as_bytes())) else { return Ok(env.undefined()?) };
         let request = LimitRequest { namespace_id, ..request };
         limit_reply(env, Some(reqid::next().as_str()), &request, now_ms)
     })

@@ -135,7 +135,7 @@ pub fn verify(req: &Request<'_>, scratch: &mut Scratch) -> Result<Effect, Verify
 /// holds for this caller, at this time, under the store's current records epoch.
 fn reuse(req: &Request<'_>, entry: &Entry, scratch: &mut Scratch) -> Result<bool, VerifyError> {
     let Some(answer) = entry.answer() else { return Ok(false) };
-    if entry.workspace_id() != req.workspace_id.as_bytes() || !api_allowed(req.allowed_apis, entry.api_id()) || entry.expired(req.now_ms) {
+    if entry.workspace_id() != req.workspace_id.as_bytes() || !in_scope(req.allowed_apis, entry.api_id()) || entry.expired(req.now_ms) {
         return Ok(false);
     }
     if store::view(|v| store::records_epoch(v))? != entry.answer_epoch() {
@@ -202,8 +202,10 @@ fn api_visible(v: &View<'_>, epoch: Option<(u64, u64)>, api_id: &[u8], workspace
     Ok(!api.deleted && api.workspace_id == workspace_id)
 }
 
-fn api_allowed(allowed: &str, api_id: &[u8]) -> bool {
-    allowed == "*" || allowed.split('\n').any(|a| a.as_bytes() == api_id)
+/// Whether `id` is in a root key's scope: "*" (every one of the workspace) or ids joined by
+/// "\n" (src/auth/permissions.ts scopeOf).
+pub fn in_scope(scope: &str, id: &[u8]) -> bool {
+    scope == "*" || scope.split('\n').any(|a| a.as_bytes() == id)
 }
 
 /// A limit that applies to this verification. Its window is the counter (counterlog.rs)
@@ -263,7 +265,7 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
             _ => cache.keep.set(Some(Entry::new(*hash, epoch, key.expires_at_ms, key.workspace_id, key.api_id, key_bytes, None))),
         }
     }
-    if key.workspace_id != req.workspace_id.as_bytes() || !api_allowed(req.allowed_apis, key.api_id) {
+    if key.workspace_id != req.workspace_id.as_bytes() || !in_scope(req.allowed_apis, key.api_id) {
         json::raw(out, NOT_FOUND);
         return Ok(());
     }

@@ -56,34 +56,34 @@ export class Principal {
     return this.grants.some((g) => grantAllows(g, resource, target, action));
   }
 
-  private limitsEverywhereMemo: boolean | undefined;
-
-  /** `ratelimits.*.limit` is allowed: this root key may limit in every namespace. */
-  limitsEverywhere(): boolean {
-    return (this.limitsEverywhereMemo ??= this.can('ratelimits', '*', 'limit'));
-  }
-
   canSomewhere(resource: Resource, action: string): boolean {
     return this.grants.some((g) => grantAllowsSomeId(g, resource, action));
   }
 
   private verifyScopeMemo: string | null | undefined;
+  private limitScopeMemo: string | null | undefined;
+
+  /** The APIs whose keys this root key may verify, as the engine takes them (see scopeOf). */
+  verifyScope(): string | null {
+    if (this.verifyScopeMemo === undefined) this.verifyScopeMemo = this.scopeOf('apis', 'verify_key');
+    return this.verifyScopeMemo;
+  }
+
+  /** The rate-limit namespaces this root key may limit in, as the engine takes them (see scopeOf). */
+  limitScope(): string | null {
+    if (this.limitScopeMemo === undefined) this.limitScopeMemo = this.scopeOf('ratelimits', 'limit');
+    return this.limitScopeMemo;
+  }
 
   /**
-   * The APIs whose keys this root key may verify, as the engine takes them: "*" for every
-   * API of the workspace, else the API ids of its `apis.<id>.verify_key` grants joined by
-   * "\n"; null when it holds no verify grant at all.
+   * The ids of `resource` that `action` is allowed on, as the engine takes them: "*" for every
+   * one of the workspace, else the ids of the `resource.<id>.action` grants joined by "\n";
+   * null when no grant allows the action at all.
    */
-  verifyScope(): string | null {
-    if (this.verifyScopeMemo !== undefined) return this.verifyScopeMemo;
-    let scope: string | null;
-    if (this.can('apis', '*', 'verify_key')) scope = '*';
-    else {
-      const ids = this.grants.filter((g) => grantAllowsSomeId(g, 'apis', 'verify_key')).map((g) => g.split('.')[1] ?? '');
-      scope = ids.length === 0 ? null : ids.join('\n');
-    }
-    this.verifyScopeMemo = scope;
-    return scope;
+  private scopeOf(resource: Resource, action: string): string | null {
+    if (this.can(resource, '*', action)) return '*';
+    const ids = this.grants.filter((g) => grantAllowsSomeId(g, resource, action)).map((g) => g.split('.')[1] ?? '');
+    return ids.length === 0 ? null : ids.join('\n');
   }
 }
 

@@ -144,7 +144,7 @@ export interface LimitNative {
    * else undefined, having changed nothing and drawn no id. The caller checks that the root
    * key may limit every namespace.
    */
-  limitBody(workspaceId: string, body: Uint8Array, nowMs: number): string | undefined;
+  limitBody(workspaceId: string, allowedNamespaces: string, body: Uint8Array, nowMs: number): string | undefined;
   /** multiLimit, all or nothing: the effect flag + JSON array of outcomes (packing in limit.rs). */
   limitMany(requests: Buffer, nowMs: number): string;
   /** The override that applies to an identifier, as JSON {overrideId, identifier, limit, duration}. */

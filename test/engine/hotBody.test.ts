@@ -199,10 +199,15 @@ describe('ratelimits.limit from the body', () => {
     expect(JSON.parse(post(fast, 'ratelimits.limit', { namespace: id, identifier: 'by-id', limit: 1, duration: 1000 }).body).data.success).toBe(true);
   });
 
-  it('a root key allowed only some namespaces goes the full way, which checks its grant', () => {
+  it('a root key allowed some namespaces by id is answered from the body in those only; the full way checks the rest', () => {
     const id = (findNamespace(ws, 'hot') as { id: string }).id;
-    const principal = new Principal(ws, 'rk_one', [`ratelimits.${id}.limit`]);
-    expect(limitFromBody(new TextEncoder().encode('{"namespace":"hot","identifier":"x","limit":1,"duration":1000}'), ctx(principal))).toBeUndefined();
+    const hot = new TextEncoder().encode('{"namespace":"hot","identifier":"scoped-fast","limit":1,"duration":1000}');
+    for (const grants of [[`ratelimits.${id}.limit`], ['ratelimits.rlns_other.limit', `ratelimits.${id}.limit`]]) {
+      expect(limitFromBody(hot, ctx(new Principal(ws, 'rk_some', grants))), grants.join()).toBeDefined();
+    }
+    for (const grants of [['ratelimits.rlns_other.limit'], ['ratelimits.*.create_namespace'], [`ratelimits.${id}x.limit`]]) {
+      expect(limitFromBody(hot, ctx(new Principal(ws, 'rk_none', grants))), grants.join()).toBeUndefined();
+    }
     transact(() => insertRootKey(ws, 'kwroot_hotbody_ns_aaaaaaaaaaaaaaaaaaaaa', [`ratelimits.${id}.limit`], T0));
     expect(limitBoth('scoped', {}, 'kwroot_hotbody_ns_aaaaaaaaaaaaaaaaaaaaa').data.success).toBe(true);
     transact(() => insertRootKey(ws, 'kwroot_hotbody_no_aaaaaaaaaaaaaaaaaaaaa', ['ratelimits.rlns_other.limit'], T0));

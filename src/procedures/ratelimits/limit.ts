@@ -21,11 +21,13 @@ export function limit(input: LimitInput, ctx: Ctx): RawBody {
 
 /**
  * The same call read by the engine straight from the body bytes (Route.fromBody), for a root
- * key that may limit every namespace; undefined (nothing done) when the body is not in its
- * plain form or names no existing namespace by its name — the full way then handles it.
+ * key that may limit in every namespace or in some by id; undefined (nothing done) when the
+ * body is not in its plain form, names no existing namespace by its name, or names one the
+ * root key may not limit in — the full way then handles it (and answers the 403).
  */
 export function limitFromBody(body: Uint8Array, ctx: Ctx): RawBody | undefined {
-  if (!ctx.principal.limitsEverywhere()) return undefined;
-  const out = limiter.limitBody(ctx.principal.workspaceId, body, ctx.nowMs);
+  const scope = ctx.principal.limitScope();
+  if (scope === null) return undefined;
+  const out = limiter.limitBody(ctx.principal.workspaceId, scope, body, ctx.nowMs);
   return out === undefined ? undefined : hotBody(out);
 }
