@@ -139,10 +139,11 @@ export interface LimitNative {
   limit(namespaceId: string, identifier: string, limit: number, durationMs: number, cost: number, nowMs: number, requestId?: string): string;
   /**
    * limit read straight from the request body's bytes (native/src/body.rs) when it is in its
-   * plain form and names an existing namespace of the workspace by name: the effect flag +
-   * the whole success envelope under the next of this thread's request ids (see requestId);
-   * else undefined, having changed nothing and drawn no id. The caller checks that the root
-   * key may limit every namespace.
+   * plain form and names, by name, an existing namespace of the workspace that is in
+   * `allowedNamespaces` (the root key's scope: "*" or namespace ids joined by "\n", see
+   * Principal.limitScope): the effect flag + the whole success envelope under the next of
+   * this thread's request ids (see requestId); else undefined, having changed nothing and
+   * drawn no id.
    */
   limitBody(workspaceId: string, allowedNamespaces: string, body: Uint8Array, nowMs: number): string | undefined;
   /** multiLimit, all or nothing: the effect flag + JSON array of outcomes (packing in limit.rs). */
