@@ -202,6 +202,11 @@ impl Live {
         self.0.get(shard_of(key)).and_then(|t| t.get(key))
     }
 
+    /// Slots of every shard: what one round of `stale_windows` looks at.
+    fn slots(&self) -> usize {
+        self.0.iter().map(Slots::capacity).sum()
+    }
+
     /// Starts reading where `get(key)` will look (slots.rs).
     fn prefetch(&self, key: &Key) {
         if let Some(t) = self.0.get(shard_of(key)) {
@@ -260,9 +265,11 @@ struct Index {
     gc_debt: usize,
     /// Where `prune` goes on in `live` (shard, slot).
     prune_at: (usize, usize),
-    /// Another process appended to the log since this index was built: the commits here
-    /// then `prune` too (see before_commit).
-    shared: bool,
+    /// Index slots the commits here still `prune` (see before_commit): set to two rounds of
+    /// the index whenever records another process appended are read in, so the commits prune
+    /// while that process writes and for two rounds after its last append, then leave it to
+    /// the sweeper (a store seeded once by another process must not pay for it for good).
+    foreign_prune: usize,
     live: Live,
 }
 
@@ -274,7 +281,7 @@ static INDEX: Mutex<Index> = Mutex::new(Index {
     gc_after: 0,
     gc_debt: 0,
     prune_at: (0, 0),
-    shared: false,
+    foreign_prune: 0,
     live: Live(Vec::new()),
 });
 
@@ -347,7 +354,7 @@ impl Index {
             (self.synced, self.state) = (0, LogState::default());
             self.gc_after = 0;
             self.gc_debt = 0;
-            (self.prune_at, self.shared) = ((0, 0), false);
+            (self.prune_at, self.foreign_prune) = ((0, 0), 0);
         }
         // Nothing was committed since the index last caught up (the usual case with one
         // process), or `v` reads an older snapshot than the index holds already.
@@ -371,7 +378,9 @@ impl Index {
     /// Reads the records after `self.high` up to `last` into the index.
     fn read_from_high(&mut self, v: &View<'_>, last: u64) -> Result<()> {
         // Past the first read, these are records another process appended.
-        self.shared |= self.high > 0;
+        if self.high > 0 {
+            self.foreign_prune = 2 * self.live.slots();
+        }
         let start = if self.high == 0 { Vec::new() } else { (self.high + 1).to_be_bytes().to_vec() };
         let live = &mut self.live;
         v.range(LOG, &start, None, usize::MAX, |k, record| {
@@ -565,8 +574,13 @@ pub fn before_commit() -> Result<()> {
             // With another process on the store, the windows it deletes stay in this index
             // until pruned; pruned at the pace of this process's appends, the index keeps up
             // (each append adds at most one entry, about 1.4 slots).
-            if now_ms > 0 && lock().shared {
-                prune(now_ms, owed * PRUNE_SLOTS_PER_APPEND);
+            if now_ms > 0 {
+                let budget = owed * PRUNE_SLOTS_PER_APPEND;
+                let mut index = lock();
+                if index.foreign_prune > 0 {
+                    index.foreign_prune = index.foreign_prune.saturating_sub(budget);
+                    prune_locked(&mut index, now_ms, budget);
+                }
             }
         }
         store::with_txn_log(|l| l.gc_debt = if pay { 0 } else { owed });
@@ -657,7 +671,7 @@ pub fn sweep(now_ms: i64, max: usize) -> Result<(usize, bool)> {
 
 /// Index slots `prune` looks at per record the sweep visits.
 const PRUNE_SLOTS_PER_VISIT: usize = 8;
-/// Index slots a commit's `prune` looks at per record appended (when the store is shared).
+/// Index slots a commit's `prune` looks at per record appended (while `Index::foreign_prune` lasts).
 const PRUNE_SLOTS_PER_APPEND: usize = 16;
 
 /// Takes the windows stale at `now_ms` out of this process's index, looking at `budget` slots
@@ -667,7 +681,10 @@ const PRUNE_SLOTS_PER_APPEND: usize = 16;
 /// on one store under new identifiers each kept the windows the other deleted). A stale
 /// window whose record is still in the log is then garbage to the next visit that meets it.
 fn prune(now_ms: i64, budget: usize) {
-    let mut index = lock();
+    prune_locked(&mut lock(), now_ms, budget);
+}
+
+fn prune_locked(index: &mut Index, now_ms: i64, budget: usize) {
     let mut at = index.prune_at;
     let mut stale = Vec::new();
     index.live.stale_windows(now_ms, &mut at, budget, &mut stale);
@@ -852,10 +869,40 @@ mod tests {
         // One process: its commits leave the index alone (its own deletions keep it right).
         append(1_000);
         assert_eq!(in_index(), 100);
-        // Once another process is known to write, they prune it as they go.
-        lock().shared = true;
+        // Once another process is seen to append, they prune it as they go.
+        append_behind_the_index(5_000);
         append(2_000);
         assert_eq!(in_index(), 0);
+        // Two rounds of the index after its last append, they stop: the sweeper's pruning is
+        // left to catch what it deletes later, and a store seeded once by another process
+        // does not cost every commit for good.
+        let rounds = 2 * lock().live.slots();
+        let payments = rounds.div_ceil(GC_BATCH * PRUNE_SLOTS_PER_APPEND) as u32;
+        for p in 0..payments {
+            append(10_000 + p * GC_BATCH as u32);
+        }
+        assert_eq!(lock().foreign_prune, 0);
+        store::transaction(|| (200..300).try_for_each(|n| put(&wide_key(n), &stale))).unwrap();
+        delete_behind_the_index();
+        append(20_000);
+        assert_eq!((200..300).filter(|&n| lock().live.get(&wide_key(n)).is_some()).count(), 100);
+        sweep(10_500, 1_000).unwrap();
+        assert_eq!((200..300).filter(|&n| lock().live.get(&wide_key(n)).is_some()).count(), 0, "the sweep still prunes");
+    }
+
+    /// Appends a record of the counter `wide_key(n)` as another process would: this process's
+    /// index is not told, and reads it in at its next look.
+    fn append_behind_the_index(n: u32) {
+        let mut last = 0;
+        store::range(LOG, &[], None, usize::MAX, |k, _| {
+            last = seq_of(k);
+            Ok::<_, StoreError>(())
+        })
+        .unwrap();
+        let mut record = [0u8; 16 + RECORD_BYTES];
+        record[..16].copy_from_slice(&wide_key(n));
+        record[16..].copy_from_slice(&Window { duration_ms: 1_000, seq: 10, current: 1, previous: 0 }.encode());
+        store::transaction(|| store::append_counter(LOG, &(last.max(lock().high) + 1).to_be_bytes(), &record)).unwrap();
     }
 
     #[test]

@@ -44,6 +44,11 @@ impl<V: Copy + Default> Slots<V> {
         self.len
     }
 
+    /// Slots allocated (occupied or not): what `scan` walks in one round.
+    pub fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
     fn mask(&self) -> usize {
         self.slots.len() - 1
     }
