@@ -19,7 +19,7 @@ import { pauseDamon, runningKdamonds, type DamonPause } from './lib/damon.js';
 import { ProcSampler, cpuTicks, type ProcUsage } from './lib/procStats.js';
 import { benchTempDir, killAll, startCeiling, startKeyward, startRedis, startRedisPeer, type Proc } from './lib/procs.js';
 import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
-import { median, unknownSuiteArgument } from './lib/report.js';
+import { median, targetFigure, unknownSuiteArgument } from './lib/report.js';
 import { keyHashKey } from './peers/redisKeys.js';
 import { barChart, lineChart, type Line } from './lib/svg.js';
 
@@ -596,7 +596,7 @@ function targets(): { rows: string[]; met: number; total: number } {
   const check = (what: string, value: number, goal: number, unit: string, le = false, detail = ''): void => {
     const ok = Number.isFinite(value) && (le ? value <= goal : value >= goal);
     if (ok) met++;
-    rows.push(`| ${what} | ${le ? '≤' : '≥'} ${goal}${unit} | ${f2(value)}${unit}${detail} | ${ok ? 'met' : '**not met**'} |`);
+    rows.push(`| ${what} | ${le ? '≤' : '≥'} ${goal}${unit} | ${targetFigure(value, goal, le)}${unit}${detail} | ${ok ? 'met' : '**not met**'} |`);
   };
   // The ratio of the median rounds; the per-round ratios show how much one round can move it.
   const ceilingRatio = (what: string, id: string, goal: number): void =>

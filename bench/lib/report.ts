@@ -27,6 +27,19 @@ export function arg(name: string, fallback: number): number {
 }
 
 /** The median (the mean of the two middle values for an even count; NaN for none). */
+/**
+ * A measured value as the targets table shows it: two decimals, or three where two would
+ * round it to the goal itself, cut toward the side a miss lies on (below a ≥ goal, above a
+ * ≤ goal), so the figure shown never reads as meeting a goal the value misses: 2.9986
+ * against ≥ 3 is 2.998, not 3.00.
+ */
+export function targetFigure(value: number, goal: number, atMost: boolean): string {
+  if (!Number.isFinite(value)) return '–';
+  if (value === goal || value.toFixed(2) !== goal.toFixed(2)) return value.toFixed(2);
+  // (± 1e-6: 1.003 * 1000 is 1002.9999999999999 in binary.)
+  return ((atMost ? Math.ceil(value * 1000 - 1e-6) : Math.floor(value * 1000 + 1e-6)) / 1000).toFixed(3);
+}
+
 export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
