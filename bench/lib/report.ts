@@ -26,7 +26,6 @@ export function arg(name: string, fallback: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
-/** The median (the mean of the two middle values for an even count; NaN for none). */
 /**
  * A measured value as the targets table shows it: two decimals, or three where two would
  * round it to the goal itself, cut toward the side a miss lies on (below a ≥ goal, above a
@@ -40,6 +39,7 @@ export function targetFigure(value: number, goal: number, atMost: boolean): stri
   return ((atMost ? Math.ceil(value * 1000 - 1e-6) : Math.floor(value * 1000 + 1e-6)) / 1000).toFixed(3);
 }
 
+/** The median (the mean of the two middle values for an even count; NaN for none). */
 export const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);

@@ -378,10 +378,8 @@ impl Index {
     /// Reads the records after `self.high` up to `last` into the index.
     fn read_from_high(&mut self, v: &View<'_>, last: u64) -> Result<()> {
         // Past the first read, these are records another process appended.
-        if self.high > 0 {
-            self.foreign_prune = 2 * self.live.slots();
-        }
-        let start = if self.high == 0 { Vec::new() } else { (self.high + 1).to_be_bytes().to_vec() };
+        let foreign = self.high > 0;
+        let start = if foreign { (self.high + 1).to_be_bytes().to_vec() } else { Vec::new() };
         let live = &mut self.live;
         v.range(LOG, &start, None, usize::MAX, |k, record| {
             let (key, value) = split(record)?;
@@ -389,6 +387,10 @@ impl Index {
             Ok::<_, StoreError>(())
         })?;
         self.high = self.high.max(last);
+        // Two rounds of the index as it is with them (they may have grown it).
+        if foreign {
+            self.foreign_prune = 2 * self.live.slots();
+        }
         Ok(())
     }
 
