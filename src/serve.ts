@@ -12,8 +12,10 @@ import { openApiDocument } from './rpc/openapi.js';
 import { ROUTES } from './rpc/routes.js';
 import { successBody } from './rpc/envelope.js';
 import { newRequestId } from './rpc/requestId.js';
-import { enableGroupCommit, setDurability } from './store/durability.js';
-import { configureWorkers } from './workers/pool.js';
+import { closeBatch, enableGroupCommit, setDurability, whenDurable } from './store/durability.js';
+import { configureWorkers, drainWorkers } from './workers/pool.js';
+import type { Reply } from './rpc/envelope.js';
+import { ApiError } from './errors/apiError.js';
 
 // src/serve.ts (vitest) or dist/src/serve.js (built): package.json is one or two levels up.
 const packageJson = [new URL('../package.json', import.meta.url), new URL('../../package.json', import.meta.url)].find((u) => existsSync(u));
@@ -53,4 +55,42 @@ export async function serveThread(config: Config, metrics: Metrics): Promise<Run
   dispatcher.publicUrl = boundPublicUrl(config, running.port);
   openapi = JSON.stringify(openApiDocument(ROUTES, dispatcher.publicUrl, VERSION));
   return running;
+}
+
+/**
+ * A serving thread without a socket, for tests: the store opened as the server opens it, and
+ * requests through the server's dispatcher, each answered once its reply may leave (the
+ * durability rules of http/uws.ts). Transport concerns (methods, content types, body limits)
+ * are http/uws.ts's and are not applied here.
+ */
+export interface ServingThread {
+  readonly dispatcher: Dispatcher;
+  /** POST /v2/{procedure} (an alias such as ratelimit.* included) with these body bytes. */
+  request(procedure: string, body: Uint8Array, authorization: string | undefined): Promise<Reply>;
+  /** Waits for background work, commits what is open and closes the store. */
+  close(): Promise<void>;
+}
+
+export function openThread(config: Config): ServingThread {
+  openStore(config);
+  const dispatcher = new Dispatcher(config.publicUrl, createLogger(config.logLevel), config.vaultKey);
+  return {
+    dispatcher,
+    request(procedure, body, authorization) {
+      const route = dispatcher.lookup(procedure);
+      if (route < 0) return Promise.resolve(dispatcher.error(new ApiError('procedure_not_found', `There is no procedure '${procedure}'.`)));
+      const { reply, wrote } = dispatcher.dispatch(route, authorization ?? '', body);
+      return new Promise((resolve) => {
+        whenDurable(wrote, {
+          send: () => resolve(reply),
+          fail: (err) => resolve(dispatcher.error(new ApiError('storage_unavailable', `The store could not commit this request (${(err as Error).message}); nothing was changed.`))),
+        });
+      });
+    },
+    async close() {
+      await drainWorkers(10_000);
+      closeBatch();
+      native.close();
+    },
+  };
 }

@@ -40,6 +40,7 @@ const workspaces = new Map<string, Promise<string>>();
 
 /** A root key (via the CLI) with these grants in the bootstrap workspace (looked up once per data dir). */
 export async function keyWith(s: Server, permissions: string[]): Promise<string> {
+  if ('request' in s) return (await rootKeyWith(s, permissions)).key; // in-process (inProcess.ts)
   let ws = workspaces.get(s.dataDir);
   if (ws === undefined) workspaces.set(s.dataDir, (ws = bootstrapWorkspace(s.dataDir)));
   return (await rootKeyWith(s, permissions, await ws)).key;

@@ -160,9 +160,32 @@ export interface CallOptions {
   rawBody?: string | Uint8Array;
 }
 
+/**
+ * A server the helpers below reach without a socket (inProcess.ts): they take either kind.
+ * Recognised by shape, so that this file, which every live suite imports, does not load the
+ * store and engine.
+ */
+interface InProcessLike {
+  request(procedure: string, body: Uint8Array, authorization: string | undefined): Promise<CallResult>;
+  rootKeyWith(permissions: readonly string[], workspaceId?: string): { key: string; rootKeyId: string; workspaceId: string };
+  newWorkspace(): string;
+}
+
+function inProcess(server: object): InProcessLike | undefined {
+  return 'request' in server && typeof server.request === 'function' ? (server as InProcessLike) : undefined;
+}
+
 export async function call(server: Pick<Server, 'url' | 'rootKey'>, procedure: string, body: unknown, opts: CallOptions = {}): Promise<CallResult> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   const rootKey = opts.rootKey === undefined ? server.rootKey : opts.rootKey;
+  const local = inProcess(server);
+  if (local !== undefined) {
+    // Only what reaches the dispatcher: a POST with a JSON body (transport checks are uws.ts's).
+    if ((opts.method ?? 'POST') !== 'POST' || opts.headers !== undefined) throw new Error('in-process calls are POSTs with the default headers; test the transport on a live server');
+    const raw = opts.rawBody;
+    const bytes = raw === undefined ? Buffer.from(JSON.stringify(body)) : typeof raw === 'string' ? Buffer.from(raw) : raw;
+    return local.request(procedure, bytes, rootKey === null ? undefined : `Bearer ${rootKey}`);
+  }
   if (rootKey !== null) headers.Authorization = `Bearer ${rootKey}`;
   Object.assign(headers, opts.headers ?? {});
   for (const [k, v] of Object.entries(headers)) if (v === '') delete headers[k];
@@ -236,6 +259,8 @@ export async function bootstrapWorkspace(dataDir: string): Promise<string> {
 
 /** A new root key (via the CLI) with these grants, in `workspaceId` (default: the bootstrap one). */
 export async function rootKeyWith(server: Pick<Server, 'dataDir'>, permissions: string[], workspaceId?: string): Promise<{ key: string; rootKeyId: string; workspaceId: string }> {
+  const local = inProcess(server);
+  if (local !== undefined) return local.rootKeyWith(permissions, workspaceId);
   const ws = workspaceId ?? (await bootstrapWorkspace(server.dataDir));
   const res = await cli(['root-keys', 'create', '--workspace', ws, ...permissions.flatMap((p) => ['--permission', p])], server.dataDir);
   if (res.code !== 0) throw new Error(`root-keys create failed (${String(res.code)}): ${res.stderr}`);
@@ -244,6 +269,8 @@ export async function rootKeyWith(server: Pick<Server, 'dataDir'>, permissions: 
 
 /** A second workspace with a `*` root key: sees nothing of the first. */
 export async function foreignRootKey(server: Pick<Server, 'dataDir'>): Promise<string> {
+  const local = inProcess(server);
+  if (local !== undefined) return local.rootKeyWith(['*'], local.newWorkspace()).key;
   const ws = await cli(['workspaces', 'create'], server.dataDir);
   if (ws.code !== 0) throw new Error(`workspaces create failed: ${ws.stderr}`);
   return (await rootKeyWith(server, ['*'], (ws.json as { workspaceId: string }).workspaceId)).key;

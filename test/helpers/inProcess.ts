@@ -1,0 +1,82 @@
+// In-process requests: a procedure call goes through the server's own dispatcher (auth, JSON
+// parsing, ajv, permission rules, handler, envelope), store and engine, without a socket or
+// a child process. For the 400/401/403/404 suites; the transport (405, 413, 415, headers,
+// keep-alive), the official SDKs and crash tests stay on live servers (server.ts).
+//
+// `const srv = inProcessServer()` then `srv()` inside tests, like liveServer(): the helpers
+// of server.ts (call, rootKeyWith, foreignRootKey, createApi, …) take either. One per test
+// file: the native module opens one store per process (vitest runs each file in a process
+// of its own).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { openThread, type ServingThread } from '../../src/serve.js';
+import { bootstrap } from '../../src/bootstrap.js';
+import { createRootKey, createWorkspace } from '../../src/store/rootKeys.js';
+import { randomRootKey, type CallResult } from './server.js';
+
+export interface InProcessServer {
+  /** Base of the error `type` URLs in replies; nothing listens there. */
+  readonly url: string;
+  readonly rootKey: string;
+  readonly dataDir: string;
+  /** The bootstrap workspace. */
+  readonly workspaceId: string;
+  /** POST /v2/{procedure} with a JSON body, answered once the reply may leave (durability). */
+  request(procedure: string, body: Uint8Array, authorization: string | undefined): Promise<CallResult>;
+  /** A root key with these grants, in `workspaceId` (default: the bootstrap one). */
+  rootKeyWith(permissions: readonly string[], workspaceId?: string): { key: string; rootKeyId: string; workspaceId: string };
+  /** A new, empty workspace. */
+  newWorkspace(): string;
+}
+
+const URL_BASE = 'http://in-process.keyward.test';
+
+export function inProcessServer(opts: { env?: Record<string, string> } = {}): () => InProcessServer {
+  let server: InProcessServer | undefined;
+  let dir = '';
+  let thread: ServingThread | undefined;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'keyward-inproc-'));
+    const rootKey = randomRootKey();
+    const config = loadConfig({ KEYWARD_DATA_DIR: dir, KEYWARD_ROOT_KEY: rootKey, KEYWARD_PUBLIC_URL: URL_BASE, KEYWARD_LOG_LEVEL: 'silent', KEYWARD_MAP_BYTES: String(16 * 1024 * 1024), ...opts.env });
+    const t = openThread(config);
+    thread = t;
+    const boot = bootstrap(rootKey, Date.now());
+    if (typeof boot !== 'object') throw new Error(`bootstrap of a fresh store answered ${boot}`);
+    const workspaceId = boot.workspaceId;
+    server = {
+      url: URL_BASE,
+      rootKey,
+      dataDir: dir,
+      workspaceId,
+      request: (procedure, body, authorization) => t.request(procedure, body, authorization).then(toCallResult),
+      rootKeyWith(permissions, ws = workspaceId) {
+        const { record, key } = createRootKey(ws, permissions, Date.now());
+        return { key, rootKeyId: record.id, workspaceId: ws };
+      },
+      newWorkspace: () => createWorkspace(Date.now()).id,
+    };
+  });
+  afterAll(async () => {
+    await thread?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return () => {
+    if (server === undefined) throw new Error('in-process server not started');
+    return server;
+  };
+}
+
+function toCallResult(reply: { status: number; body: string; headers: Record<string, string> | undefined }): CallResult {
+  let json: unknown;
+  try {
+    json = JSON.parse(reply.body);
+  } catch {
+    json = undefined;
+  }
+  const headers = new Headers({ 'content-type': 'application/json', ...reply.headers });
+  return { status: reply.status, headers, text: reply.body, json };
+}
