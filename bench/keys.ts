@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/engine/native.js';
 import { createWorkspace } from '../src/store/rootKeys.js';
+import { direct } from '../src/store/db.js';
 import { insertApi } from '../src/store/apis.js';
 import { benchCtx } from './lib/seed.js';
 import { createKey } from '../src/procedures/keys/createKey.js';
@@ -39,8 +40,8 @@ try {
 // 2. Bytes per key: a fresh store, sizeKeys keys of the same shape as above.
 const dir = benchTempDir('keyward-bench-size-');
 native.open(dir, false, 0, DEFAULT_MAP_BYTES);
-const ws = createWorkspace(Date.now());
-const api = insertApi(ws.id, 'size', Date.now());
+const ws = createWorkspace(direct, Date.now());
+const api = insertApi(direct, ws.id, 'size', Date.now());
 const ctx = benchCtx(api.id);
 const base0 = native.stats().usedBytes;
 const t0 = Date.now();

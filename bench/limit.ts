@@ -34,7 +34,7 @@ const namespace = listWorkspaces().map((w) => findNamespace(w.id, 'bench')).find
 if (namespace === undefined) throw new Error('the sample request did not create the namespace');
 process.stderr.write(`giving ${identifiers.toLocaleString('en-US')} identifiers a live window…\n`);
 const anonBefore = rssAnonBytes(keyward.child.pid);
-prefillWindows(namespace.id, identifiers, (i) => `user_${i + 1}`, 1_000_000, 3_600_000);
+prefillWindows(namespace.workspaceId, namespace.name, identifiers, (i) => `user_${i + 1}`, 1_000_000, 3_600_000);
 // The server reads the windows this process appended to the log into its index (memory) at
 // its next request.
 await fetch(`${base}/v2/ratelimits.limit`, { method: 'POST', headers, body: hotBody });

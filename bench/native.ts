@@ -9,13 +9,14 @@
 // rows go through the dispatcher as the server does for each request once uWS has its body:
 // authentication, the hot call read from the body bytes, the reply with its envelope and
 // request id; what a request costs the server beyond the HTTP layer.
-import { native, engine, limiter } from '../src/engine/native.js';
-import { DEFAULT_MAP_BYTES } from '../src/config.js';
+import { native } from '../src/engine/native.js';
+import { Effect, HotCalls } from '../src/engine/hotCalls.js';
+import { DEFAULT_MAP_BYTES, loadConfig } from '../src/config.js';
 import { createWorkspace, insertRootKey } from '../src/store/rootKeys.js';
-import { transact } from '../src/store/db.js';
-import { closeBatch, enableGroupCommit } from '../src/store/durability.js';
+import { direct } from '../src/store/db.js';
 import { Dispatcher } from '../src/rpc/dispatch.js';
 import { createLogger } from '../src/log.js';
+import { threadServices } from '../src/serve.js';
 import { insertApi } from '../src/store/apis.js';
 import { ensureNamespace } from '../src/store/ratelimits.js';
 import { benchTempDir } from './lib/procs.js';
@@ -56,42 +57,55 @@ function measure(name: string, { call, flush }: Runner, before?: () => void): nu
 }
 
 native.open(benchTempDir('keyward-bench-native-'), false, SYNC_INTERVAL_MS, DEFAULT_MAP_BYTES, WRITE_MAP);
-const ws = createWorkspace(Date.now());
-const api = insertApi(ws.id, 'bench', Date.now());
+const ws = createWorkspace(direct, Date.now());
+const api = insertApi(direct, ws.id, 'bench', Date.now());
 const limited = seedKeys(api.id, KEYS, LIMITED_KEY);
 const plain = seedKeys(api.id, KEYS, {});
-const ns = ensureNamespace(ws.id, 'bench', Date.now());
+ensureNamespace(direct, ws.id, 'bench', Date.now());
+const hot = new HotCalls();
+const encoder = new TextEncoder();
+/** Request bodies encoded beforehand, as uWS hands them over (a walk over `count` of them). */
+const bodies = (count: number, body: (i: number) => string): ((i: number) => Uint8Array) => {
+  const all = Array.from({ length: count }, (_, i) => encoder.encode(body(i)));
+  return (i) => all[i % count] as Uint8Array;
+};
 
 const keys = KEYS.toLocaleString('en-US');
 process.stdout.write(`native engine, one thread, ${SECONDS} s per scenario; store as the server opens it (background fsync every ${SYNC_INTERVAL_MS} ms${WRITE_MAP ? '; writable map on' : ''})\n`);
 process.stdout.write('| scenario | calls/s | µs/call |\n|---|---|---|\n');
-const verify = (pick: (i: number) => string) => (i: number) => {
-  const out = engine.verifyKey(ws.id, '*', pick(i), -1, null, '', Date.now());
-  if (out.charCodeAt(10) !== 116 /* flag + {"valid":t */) throw new Error(`unexpected verification: ${out}`);
-};
 // Random keys: a multiplicative walk over the key set (no two calls in a row hit one key).
 const anyOf = (set: string[]) => (i: number) => set[(i * 7919) % set.length] as string;
 const one = (set: string[]) => () => set[0] as string;
+const verify = (pick: (i: number) => string, count: number) => {
+  const body = bodies(count, (i) => `{"key":"${pick(i)}"}`);
+  return (i: number) => {
+    const out = hot.verifyKey(body(i), ws.id, '*', Date.now(), false);
+    if (out === undefined || !out.body.includes('"valid":true')) throw new Error(`unexpected verification: ${out?.body}`);
+  };
+};
 const IDENTIFIERS = 1_000_000;
 const identifier = (i: number) => `user_${i}`;
+const limitBody = (id: (i: number) => string, limit: number) => bodies(1 << 18, (i) => `{"namespace":"bench","identifier":"${id(i)}","limit":${limit},"duration":60000}`);
+const manyBodies = limitBody((i) => identifier((i * 7919) % IDENTIFIERS), 1_000_000);
 const limitMany = (i: number) => {
-  limiter.limit(ns.id, identifier((i * 7919) % IDENTIFIERS), 1_000_000, 60_000, 1, Date.now());
+  hot.limit(manyBodies(i), ws.id, '*', Date.now(), false);
 };
 // Every identifier has a live window before the 1,000,000-identifier scenarios (the steady
 // state of that many callers), rather than a table that grows during the measurement.
 let prefilled = false;
 const prefill = () => {
-  if (!prefilled) prefillWindows(ns.id, IDENTIFIERS, identifier, 1_000_000, 60_000);
+  if (!prefilled) prefillWindows(ws.id, 'bench', IDENTIFIERS, identifier, 1_000_000, 60_000);
   prefilled = true;
 };
-const limitHot = () => {
-  limiter.limit(ns.id, 'hot', 1_000_000_000, 60_000, 1, Date.now());
+const hotBody = limitBody(() => 'hot', 1_000_000_000);
+const limitHot = (i: number) => {
+  hot.limit(hotBody(i), ws.id, '*', Date.now(), false);
 };
-measure(`verifyKey, credits + 1 autoApply limit, one key, commit per ${BATCH} calls`, grouped(verify(one(limited))));
-measure(`verifyKey, credits + 1 autoApply limit, ${keys} keys, commit per ${BATCH} calls`, grouped(verify(anyOf(limited))));
-measure(`verifyKey, credits + 1 autoApply limit, ${keys} keys, commit per call`, alone(verify(anyOf(limited))));
-measure('verifyKey, plain key (read only), one key', alone(verify(one(plain))));
-measure(`verifyKey, plain key (read only), ${keys} keys`, alone(verify(anyOf(plain))));
+measure(`verifyKey, credits + 1 autoApply limit, one key, commit per ${BATCH} calls`, grouped(verify(one(limited), 1)));
+measure(`verifyKey, credits + 1 autoApply limit, ${keys} keys, commit per ${BATCH} calls`, grouped(verify(anyOf(limited), KEYS)));
+measure(`verifyKey, credits + 1 autoApply limit, ${keys} keys, commit per call`, alone(verify(anyOf(limited), KEYS)));
+measure('verifyKey, plain key (read only), one key', alone(verify(one(plain), 1)));
+measure(`verifyKey, plain key (read only), ${keys} keys`, alone(verify(anyOf(plain), KEYS)));
 measure(`ratelimits.limit, 1,000,000 live identifiers, commit per ${BATCH} calls`, grouped(limitMany), prefill);
 measure('ratelimits.limit, 1,000,000 live identifiers, commit per call', alone(limitMany), prefill);
 measure(`ratelimits.limit, one hot identifier, commit per ${BATCH} calls`, grouped(limitHot));
@@ -101,25 +115,30 @@ measure(`ratelimits.limit, one hot identifier, commit per ${BATCH} calls`, group
 // encoded beforehand, as uWS hands them over: 262,144 of them, so the limit row walks that
 // many of the 1,000,000 identifiers.
 const ROOT_KEY = 'kwroot_bench_native_aaaaaaaaaaaaaaaaaaaaaa';
-transact(() => insertRootKey(ws.id, ROOT_KEY, ['*'], Date.now()));
-const dispatcher = new Dispatcher('http://127.0.0.1', createLogger('silent'), undefined);
+direct.transact(() => insertRootKey(ws.id, ROOT_KEY, ['*'], Date.now()));
+// The server's services for this thread; the gate turns group commit on.
+const services = threadServices(loadConfig({}), createLogger('silent'), false);
+const dispatcher = new Dispatcher('http://127.0.0.1', services);
+const NO_REPLY = { send: () => undefined, fail: (err: unknown) => { throw err; } };
 const BODIES = 1 << 18;
 const throughDispatcher = (procedure: string, body: (i: number) => string): Runner => {
   const route = dispatcher.lookup(procedure);
   const auth = `Bearer ${ROOT_KEY}`;
   const encoder = new TextEncoder();
   const bodies = Array.from({ length: BODIES }, (_, i) => encoder.encode(body(i)));
-  // The dispatcher's first hot call opens the batch (durability.noteHotEffect), as in a turn.
+  // The dispatcher's first hot call opens the batch and the gate learns of it, as in a turn.
   return batched(
     BATCH,
     (i) => {
-      const { reply } = dispatcher.dispatch(route, auth, bodies[i % BODIES] as Uint8Array);
+      const { reply, effect } = dispatcher.dispatch(route, auth, bodies[i % BODIES] as Uint8Array);
       if (reply.status !== 200) throw new Error(`unexpected reply: ${reply.body}`);
+      // Only the reply that opened the batch is held (the gate must learn of the batch); the
+      // server holds every reply of the turn, which this row leaves out as before.
+      if (effect === Effect.OpenedBatch) services.gate.hold(effect, NO_REPLY);
     },
-    { begin: () => undefined, commit: closeBatch },
+    { begin: () => undefined, commit: () => services.gate.closeBatch() },
   );
 };
-enableGroupCommit();
 measure(
   `keys.verifyKey through the dispatcher, credits + 1 autoApply limit, ${keys} keys, commit per ${BATCH} calls`,
   throughDispatcher('keys.verifyKey', (i) => `{"key":"${anyOf(limited)(i)}"}`),

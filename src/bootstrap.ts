@@ -3,7 +3,7 @@
 // hash is stored, so it cannot be shown again). A data dir that already holds a workspace
 // (set up through the CLI before the first start) is not empty: nothing is added to it.
 import { newId } from './domain/ids.js';
-import { getText, putRecord, putText, scanPrefix, transact } from './store/db.js';
+import { getText, putRecord, putText, scanPrefix, type Writer } from './store/db.js';
 import { findRootKeyByHash, hashRootKey, insertRootKey, generateRootKey } from './store/rootKeys.js';
 import { META_BOOTSTRAPPED, type WorkspaceRecord } from './store/records.js';
 
@@ -17,8 +17,8 @@ export interface Bootstrapped {
 /** What start-up should tell the operator about a store it did not bootstrap. */
 export type NotBootstrapped = 'ok' | 'no_root_key' | 'configured_key_unknown';
 
-export function bootstrap(configuredKey: string | undefined, nowMs: number): Bootstrapped | NotBootstrapped {
-  return transact(() => {
+export function bootstrap(w: Writer, configuredKey: string | undefined, nowMs: number): Bootstrapped | NotBootstrapped {
+  return w.transact(() => {
     if (getText('meta', META_BOOTSTRAPPED) !== undefined || scanPrefix('workspaces', '', undefined, 1).length > 0) {
       if (scanPrefix('root_keys', '', undefined, 1).length === 0) return 'no_root_key';
       if (configuredKey !== undefined && findRootKeyByHash(hashRootKey(configuredKey)) === undefined) return 'configured_key_unknown';

@@ -2,9 +2,10 @@
 // (LMDB is multi-process safe, so these work while the server runs).
 import { ConfigError, flagsToEnv, loadConfig } from './config.js';
 import { native } from './engine/native.js';
-import { isValidGrant } from './auth/permissions.js';
+import { isValidGrant } from './domain/grants.js';
 import { createRootKey, createWorkspace, getWorkspace, listRootKeys, listWorkspaces, revokeRootKey } from './store/rootKeys.js';
 import { runServer } from './main.js';
+import { direct } from './store/db.js';
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -104,7 +105,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (group === 'workspaces' && action === 'create') {
     noMoreArguments(args);
-    withStore(() => print({ workspaceId: createWorkspace(Date.now()).id }));
+    withStore(() => print({ workspaceId: createWorkspace(direct, Date.now()).id }));
     return 0;
   }
   if (group === 'workspaces' && action === 'list') {
@@ -121,7 +122,7 @@ export async function main(argv: string[]): Promise<number> {
     if (bad !== undefined) throw new UsageError(`'${bad}' is not a permission: use resource.id.action (segments may be *), or * alone`);
     noMoreArguments(args);
     withStore(() => {
-      const { record, key } = createRootKey(workspace, permissions, Date.now());
+      const { record, key } = createRootKey(direct, workspace, permissions, Date.now());
       print({ workspaceId: record.workspaceId, rootKeyId: record.id, key });
     });
     return 0;
@@ -139,7 +140,7 @@ export async function main(argv: string[]): Promise<number> {
     const [id, ...more] = args;
     if (id === undefined || id.startsWith('-')) throw new UsageError('root-keys revoke needs <rootKeyId>');
     noMoreArguments(more);
-    const revoked = withStore(() => revokeRootKey(id));
+    const revoked = withStore(() => revokeRootKey(direct, id));
     if (!revoked) {
       process.stderr.write(`keyward: root key ${id} not found\n`);
       return 1;

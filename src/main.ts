@@ -8,11 +8,10 @@ import { ConfigError, hostUrl, loadConfig, type Config } from './config.js';
 import { native } from './engine/native.js';
 import { bootstrap } from './bootstrap.js';
 import { createLogger, type Logger } from './log.js';
-import { newMetrics, openStore, serveThread } from './serve.js';
+import { newMetrics, openStore, serveThread, threadServices } from './serve.js';
 import { startWindowSweeper } from './store/sweeper.js';
-import { closeBatch } from './store/durability.js';
 import { deletedApiIds } from './store/apis.js';
-import { drainWorkers, purgeApiInBackground, unlinkInBackground } from './workers/pool.js';
+import { direct } from './store/db.js';
 import { pendingUnlinkings } from './store/cascades.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -29,7 +28,8 @@ interface WorkerInit {
 
 async function runWorker(init: WorkerInit): Promise<void> {
   openStore(init.config);
-  const server = await serveThread(init.config, newMetrics(init.config.threads, init.metrics, init.thread));
+  const services = threadServices(init.config, createLogger(init.config.logLevel), true);
+  const server = await serveThread(init.config, newMetrics(init.config.threads, init.metrics, init.thread), services);
   parentPort?.postMessage({ listening: server.port });
   parentPort?.on('message', (msg: unknown) => {
     if (msg === 'drain') void server.drain(DRAIN_TIMEOUT_MS).then(() => parentPort?.postMessage('drained'));
@@ -71,7 +71,7 @@ export async function runServer(config: Config): Promise<void> {
   } catch (err) {
     throw new Error(`the data dir ${config.dataDir} (KEYWARD_DATA_DIR) cannot be used: ${(err as Error).message}`);
   }
-  const boot = bootstrap(config.rootKey, Date.now());
+  const boot = bootstrap(direct, config.rootKey, Date.now());
   if (boot === 'no_root_key') {
     log.warn('the store has no root key, so every procedure answers 401: create one with keyward root-keys create --workspace <id> --permission <p>');
   } else if (boot === 'configured_key_unknown') {
@@ -85,10 +85,11 @@ export async function runServer(config: Config): Promise<void> {
   }
   warmStore(log);
   const metrics = newMetrics(config.threads);
-  const server = await serveThread(config, metrics);
-  const stopSweeper = startWindowSweeper(SWEEP_INTERVAL_MS, log);
-  for (const apiId of deletedApiIds()) void purgeApiInBackground(apiId);
-  for (const unlinking of pendingUnlinkings()) void unlinkInBackground(unlinking);
+  const services = threadServices(config, log, true);
+  const server = await serveThread(config, metrics, services);
+  const stopSweeper = startWindowSweeper(SWEEP_INTERVAL_MS, services.gate, log);
+  for (const apiId of deletedApiIds()) void services.jobs.purgeApi(apiId);
+  for (const unlinking of pendingUnlinkings()) void services.jobs.unlink(unlinking);
   const workers: Worker[] = [];
   for (let i = 1; i < config.threads; i++) {
     const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { config, metrics: metrics.buffer, thread: i } satisfies WorkerInit });
@@ -113,8 +114,8 @@ export async function runServer(config: Config): Promise<void> {
       })),
     ]);
     stopSweeper();
-    await drainWorkers(DRAIN_TIMEOUT_MS);
-    closeBatch();
+    await services.jobs.drain(DRAIN_TIMEOUT_MS);
+    services.gate.closeBatch();
     native.close();
     log.info('stopped');
     // Serving workers are not terminated: a worker's idle keep-alive connections are open

@@ -1,21 +1,24 @@
-// One serving thread: the dispatcher (schemas compiled once) and a uWS App on the shared
-// port. main.ts runs one on the main thread and KEYWARD_THREADS − 1 in worker threads;
-// they share the LMDB environment (native module) and the metrics buffer.
+// One serving thread: its services (durability gate, hot calls, background jobs), the
+// dispatcher (schemas compiled once) and a uWS App on the shared port. main.ts runs one on
+// the main thread and KEYWARD_THREADS − 1 in worker threads; they share the LMDB environment
+// (native module) and the metrics buffer. openThread is the same thread without a socket.
 import { existsSync, readFileSync } from 'node:fs';
 import { boundPublicUrl, type Config } from './config.js';
+import { DurabilityGate } from './engine/durability.js';
+import { HotCalls } from './engine/hotCalls.js';
 import { native } from './engine/native.js';
+import { commitFailed, procedureNotFound } from './errors/errors.js';
 import { startServer, type RunningServer } from './http/uws.js';
-import { createLogger } from './log.js';
-import { Dispatcher } from './rpc/dispatch.js';
+import { createLogger, type Logger } from './log.js';
+import { Dispatcher, type ThreadServices } from './rpc/dispatch.js';
+import type { Reply } from './rpc/envelope.js';
+import { successBody } from './rpc/envelope.js';
 import { Metrics } from './rpc/metrics.js';
 import { openApiDocument } from './rpc/openapi.js';
-import { ROUTES } from './rpc/routes.js';
-import { successBody } from './rpc/envelope.js';
 import { newRequestId } from './rpc/requestId.js';
-import { closeBatch, enableGroupCommit, setDurability, whenDurable } from './store/durability.js';
-import { configureWorkers, drainWorkers } from './workers/pool.js';
-import type { Reply } from './rpc/envelope.js';
-import { ApiError } from './errors/apiError.js';
+import { ROUTES } from './rpc/routes.js';
+import { gatedWriter } from './store/db.js';
+import { BackgroundJobs } from './workers/jobs.js';
 
 // src/serve.ts (vitest) or dist/src/serve.js (built): package.json is one or two levels up.
 const packageJson = [new URL('../package.json', import.meta.url), new URL('../../package.json', import.meta.url)].find((u) => existsSync(u));
@@ -24,8 +27,17 @@ export const VERSION = packageJson === undefined ? '0.0.0' : (JSON.parse(readFil
 export function openStore(config: Config): void {
   native.open(config.dataDir, config.durability === 'disk', config.syncIntervalMs, config.initialMapBytes, config.writeMap);
   native.setVerifyCache(config.verifyCacheSlots);
-  setDurability(config.durability);
-  enableGroupCommit();
+}
+
+/**
+ * A serving thread's services. `pool`: background jobs run on a worker pool (the server);
+ * without it they run on this thread, between its requests (tests).
+ */
+export function threadServices(config: Config, log: Logger, pool: boolean): ThreadServices {
+  const gate = new DurabilityGate(config.durability);
+  const writer = gatedWriter(gate);
+  const jobs = new BackgroundJobs(writer, log, pool ? config : undefined);
+  return { gate, writer, hot: new HotCalls(), jobs, log, vaultKey: config.vaultKey };
 }
 
 /** The main thread allocates regions for `threads`; worker thread `thread` passes `shared`. */
@@ -33,17 +45,16 @@ export function newMetrics(threads: number, shared?: SharedArrayBuffer, thread =
   return new Metrics(ROUTES.map((r) => r.procedure), shared, thread, threads);
 }
 
-export async function serveThread(config: Config, metrics: Metrics): Promise<RunningServer> {
-  const log = createLogger(config.logLevel);
-  const dispatcher = new Dispatcher(config.publicUrl, log, config.vaultKey);
-  configureWorkers(config, log);
+export async function serveThread(config: Config, metrics: Metrics, services: ThreadServices): Promise<RunningServer> {
+  const dispatcher = new Dispatcher(config.publicUrl, services);
   // Written once the public URL is final (below); no request is served before.
   let openapi = '';
   const running = await startServer({
     config,
     dispatcher,
+    gate: services.gate,
     metrics,
-    log,
+    log: services.log,
     page(path) {
       if (path === '/v2/liveness') return { status: 200, contentType: 'application/json', body: successBody(newRequestId(), { message: 'keyward is alive' }) };
       if (path === '/openapi.json') return { status: 200, contentType: 'application/json', body: openapi };
@@ -59,9 +70,9 @@ export async function serveThread(config: Config, metrics: Metrics): Promise<Run
 
 /**
  * A serving thread without a socket, for tests: the store opened as the server opens it, and
- * requests through the server's dispatcher, each answered once its reply may leave (the
- * durability rules of http/uws.ts). Transport concerns (methods, content types, body limits)
- * are http/uws.ts's and are not applied here.
+ * requests through the server's dispatcher, each answered once its durability gate lets the
+ * reply leave. Transport concerns (methods, content types, body limits) are http/uws.ts's
+ * and are not applied here.
  */
 export interface ServingThread {
   readonly dispatcher: Dispatcher;
@@ -73,23 +84,24 @@ export interface ServingThread {
 
 export function openThread(config: Config): ServingThread {
   openStore(config);
-  const dispatcher = new Dispatcher(config.publicUrl, createLogger(config.logLevel), config.vaultKey);
+  const services = threadServices(config, createLogger(config.logLevel), false);
+  const dispatcher = new Dispatcher(config.publicUrl, services);
   return {
     dispatcher,
     request(procedure, body, authorization) {
       const route = dispatcher.lookup(procedure);
-      if (route < 0) return Promise.resolve(dispatcher.error(new ApiError('procedure_not_found', `There is no procedure '${procedure}'.`)));
-      const { reply, wrote } = dispatcher.dispatch(route, authorization ?? '', body);
+      if (route < 0) return Promise.resolve(dispatcher.error(procedureNotFound(`There is no procedure '${procedure}'.`)));
+      const { reply, effect } = dispatcher.dispatch(route, authorization ?? '', body);
       return new Promise((resolve) => {
-        whenDurable(wrote, {
+        services.gate.hold(effect, {
           send: () => resolve(reply),
-          fail: (err) => resolve(dispatcher.error(new ApiError('storage_unavailable', `The store could not commit this request (${(err as Error).message}); nothing was changed.`))),
+          fail: (err) => resolve(dispatcher.error(commitFailed(err))),
         });
       });
     },
     async close() {
-      await drainWorkers(10_000);
-      closeBatch();
+      await services.jobs.drain(10_000);
+      services.gate.closeBatch();
       native.close();
     },
   };

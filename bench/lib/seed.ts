@@ -1,13 +1,15 @@
 // Seeded data for benches, written with the real management code straight into the store
 // (the bench process opens the same LMDB environment as the server it measures: LMDB is
 // multi-process safe). Key strings are kept only in the bench's memory / temp files.
-import { limiter, native } from '../../src/engine/native.js';
+import { native } from '../../src/engine/native.js';
+import { HotCalls } from '../../src/engine/hotCalls.js';
 import { DEFAULT_MAP_BYTES } from '../../src/config.js';
 import { Principal } from '../../src/auth/permissions.js';
 import { createKey, type CreateKeyInput } from '../../src/procedures/keys/createKey.js';
+import type { Ctx } from '../../src/request/context.js';
+import { directCtx } from '../../src/request/direct.js';
 import { getRecord } from '../../src/store/db.js';
 import type { ApiRecord } from '../../src/store/records.js';
-import type { Ctx } from '../../src/procedures/context.js';
 
 /** Opens a store (a server's, while it runs: LMDB is multi-process safe) with the server's default map size. */
 export function openStore(dataDir: string): void {
@@ -17,7 +19,7 @@ export function openStore(dataDir: string): void {
 export function benchCtx(apiId: string): Ctx {
   const api = getRecord<ApiRecord>('apis', apiId);
   if (api === undefined) throw new Error(`API ${apiId} not found in the store`);
-  return { principal: new Principal(api.workspaceId, 'rk_bench', ['*']), nowMs: Date.now(), requestId: 'req_bench', vaultKey: undefined };
+  return directCtx(new Principal(api.workspaceId, 'rk_bench', ['*']), Date.now());
 }
 
 /** Creates `count` keys through keys.createKey's handler; returns their key strings. */
@@ -37,18 +39,16 @@ export const LIMITED_KEY = {
   ratelimits: [{ name: 'requests', limit: 1_000_000_000, duration: 60_000, autoApply: true }],
 };
 
-const batchNative = native as unknown as { batchBegin(): void; batchCommit(): boolean };
-
 /** A bench's call, and what commits a group-commit batch it left open. */
 export type Runner = { call: (i: number) => void; flush: () => void };
 
-/** How a batch of hot calls is opened and committed: by the bench (native batchBegin / batchCommit), or by the server's group commit (the first hot call opens it, durability.closeBatch commits it). */
+/** How a batch of hot calls is opened and committed: by the bench (native batchBegin / batchCommit), or by the server's group commit (the first hot call opens it, the durability gate commits it). */
 export interface BatchSteps {
   begin(): void;
   commit(): void;
 }
 
-const NATIVE_BATCH: BatchSteps = { begin: () => batchNative.batchBegin(), commit: () => void batchNative.batchCommit() };
+const NATIVE_BATCH: BatchSteps = { begin: () => native.batchBegin(), commit: () => void native.batchCommit() };
 
 /** Wraps a call so every `size` calls share one commit, as the server commits the hot calls of one event-loop turn; `flush` commits a batch left open (a no-op when none is). */
 export function batched(size: number, call: (i: number) => void, steps: BatchSteps = NATIVE_BATCH): Runner {
@@ -75,11 +75,13 @@ export function batched(size: number, call: (i: number) => void, steps: BatchSte
  * bench over that many identifiers measures the steady state of that many live windows,
  * not a table that grows during the run.
  */
-export function prefillWindows(namespaceId: string, count: number, identifier: (i: number) => string, limit: number, durationMs: number, onProgress?: (done: number) => void): void {
+export function prefillWindows(workspaceId: string, namespace: string, count: number, identifier: (i: number) => string, limit: number, durationMs: number, onProgress?: (done: number) => void): void {
   const nowMs = Date.now();
+  const hot = new HotCalls();
   const fill = batched(1000, (i) => {
-    const out = limiter.limit(namespaceId, identifier(i), limit, durationMs, 1, nowMs);
-    if (!out.includes('"success":true')) throw new Error(`prefill: limit refused ${identifier(i)}: ${out}`);
+    const body = Buffer.from(JSON.stringify({ namespace, identifier: identifier(i), limit, duration: durationMs }));
+    const out = hot.limit(body, workspaceId, '*', nowMs, true);
+    if (!out.body.includes('"success":true')) throw new Error(`prefill: limit refused ${identifier(i)}: ${out.body}`);
   });
   for (let i = 0; i < count; i++) {
     fill.call(i);

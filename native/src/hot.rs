@@ -77,41 +77,30 @@ impl KeyBuf {
     }
 }
 
-/// Per-thread buffers of the hot calls: the answer and the puts of the evaluation.
+/// Per-thread buffers of the hot calls: the reply and the puts of the evaluation.
 #[derive(Default)]
 pub struct Scratch {
-    /// The effect flag (see `Effect::flag`; a placeholder until `run` returns), then the
-    /// envelope's head when the call has a request id, then the answer as JSON text, which
-    /// the evaluation appends.
+    /// The reply: the head of the success envelope (`envelope`), then the answer as JSON
+    /// text, which the evaluation appends, then the envelope's closing brace (`reply`).
     pub out: Vec<u8>,
     pub puts: Puts,
-    /// The head of the success envelope for this call (`envelope_head`), or empty.
+    /// The head of the success envelope for this call.
     head: Vec<u8>,
 }
 
-/// The success envelope the hot calls write themselves when JS passes the request id:
-/// `{"meta":{"requestId":"<id>"},"data":<answer>}` — the same bytes as src/rpc/envelope.ts
-/// successBody (test/engine/envelope.test.ts compares them).
-fn envelope_head(head: &mut Vec<u8>, request_id: &str) {
-    head.clear();
-    json::raw(head, "{\"meta\":{\"requestId\":");
-    json::string(head, request_id.as_bytes());
-    json::raw(head, "},\"data\":");
-}
-
 impl Scratch {
-    /// The next run answers with the whole success envelope for `request_id` (None: the
-    /// bare answer).
-    pub fn envelope(&mut self, request_id: Option<&str>) {
-        match request_id {
-            Some(id) => envelope_head(&mut self.head, id),
-            None => self.head.clear(),
-        }
+    /// The next run answers with the success envelope `{"meta":{"requestId":"<id>"},"data":`
+    /// … `}`: the same bytes as src/rpc/envelope.ts successBody (test/engine/envelope.test.ts
+    /// compares them).
+    pub fn envelope(&mut self, request_id: &str) {
+        self.head.clear();
+        json::raw(&mut self.head, "{\"meta\":{\"requestId\":");
+        json::string(&mut self.head, request_id.as_bytes());
+        json::raw(&mut self.head, "},\"data\":");
     }
 
     fn clear(&mut self) {
         self.out.clear();
-        self.out.push(Effect::Read.flag());
         self.out.extend_from_slice(&self.head);
         self.puts.clear();
     }
@@ -122,12 +111,9 @@ impl Scratch {
         self.out.extend_from_slice(answer);
     }
 
-    /// The flag and the answer (or envelope) of the last run, as JS receives them.
-    pub fn reply(&mut self, effect: Effect) -> &[u8] {
-        if !self.head.is_empty() {
-            self.out.push(b'}');
-        }
-        self.out[0] = effect.flag();
+    /// The whole reply of the last run, as JS receives it.
+    pub fn reply(&mut self) -> &[u8] {
+        self.out.push(b'}');
         &self.out
     }
 }
@@ -145,7 +131,7 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     })
 }
 
-/// What a hot call did to the store, as JS is told ('0', '1', '2').
+/// What a hot call did to the store, as JS is told (context.rs: the effect field).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Effect {
     /// Nothing changed.
@@ -157,11 +143,12 @@ pub enum Effect {
 }
 
 impl Effect {
-    pub fn flag(self) -> u8 {
+    /// The effect's code in a hot call's context (src/engine/hotCalls.ts `Effect`).
+    pub fn code(self) -> u32 {
         match self {
-            Effect::Read => b'0',
-            Effect::Wrote => b'1',
-            Effect::OpenedBatch => b'2',
+            Effect::Read => 0,
+            Effect::Wrote => 1,
+            Effect::OpenedBatch => 2,
         }
     }
 }
@@ -177,7 +164,7 @@ impl Drop for DiscardUnlessKept {
 }
 
 /// Evaluates over the right transaction (see the module comment); the answer of the
-/// evaluation that counted is left in `scratch.out` (after the flag's place).
+/// evaluation that counted is left in `scratch.out` (after the envelope's head).
 pub fn run<E: From<StoreError>>(expect_writes: bool, now_ms: i64, scratch: &mut Scratch, eval: impl Fn(&View<'_>, &mut Scratch) -> Result<(), E>) -> Result<Effect, E> {
     let evaluate = |scratch: &mut Scratch| {
         scratch.clear();

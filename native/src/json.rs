@@ -7,7 +7,7 @@ fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
 }
 
-/// Appends `s` (UTF-8 text) as a JSON string literal.
+/// Appends `s` (UTF-8 text) as a JSON string literal, escaped as JSON.stringify escapes it.
 pub fn string(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
     if !s.iter().any(|&b| needs_escape(b)) {
@@ -20,6 +20,8 @@ pub fn string(out: &mut Vec<u8>, s: &[u8]) {
                 b'\n' => out.extend_from_slice(b"\\n"),
                 b'\r' => out.extend_from_slice(b"\\r"),
                 b'\t' => out.extend_from_slice(b"\\t"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                0x0c => out.extend_from_slice(b"\\f"),
                 0..=0x1f => {
                     const HEX: &[u8; 16] = b"0123456789abcdef";
                     out.extend_from_slice(&[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
@@ -101,8 +103,9 @@ mod tests {
     #[test]
     fn escapes() {
         let mut out = Vec::new();
-        super::string(&mut out, "a\"b\\c\nd\u{1}é\u{1f}".as_bytes());
-        assert_eq!(String::from_utf8(out).unwrap(), "\"a\\\"b\\\\c\\nd\\u0001é\\u001f\"");
+        super::string(&mut out, "a\"b\\c\nd\u{1}é\u{1f}\u{8}\u{c}".as_bytes());
+        // As JSON.stringify writes it: \b and \f short, other control characters as \u00XX.
+        assert_eq!(String::from_utf8(out).unwrap(), "\"a\\\"b\\\\c\\nd\\u0001é\\u001f\\b\\f\"");
         let mut plain = Vec::new();
         super::string(&mut plain, b"plain");
         assert_eq!(plain, b"\"plain\"");

@@ -1,10 +1,20 @@
-//! keyward's native module: the export table. Logic lives in `store` (LMDB), `hash`
-//! (SHA-256) and `api` (argument parsing and the one error boundary); `napi` declares the
-//! Node-API subset by hand. Each export runs behind `api::boundary`, so errors and Rust
-//! panics become JS exceptions carrying a `code`.
+//! keyward's native module: the export table, and nothing else.
+//!
+//! The exports are thin wrappers in `api` (`api::store`: the LMDB store API; `api::hot`: the
+//! hot procedures, one entry each, request bytes and a fixed-layout context in, reply out);
+//! each runs behind `api::boundary`, so errors and Rust panics become JS exceptions carrying a
+//! `code`. src/engine/native.ts is the TypeScript face of this table
+//! (test/engine/contract.test.ts compares the two). The logic lives in plain Rust modules:
+//! `store` (the LMDB environment, tables, transactions, group commit), `counterlog` (the
+//! counters of the hot calls), `verify` and `limit` (the hot procedures), `body` (their
+//! request readers), `context` (the hot calls' context layout), `window`, `credits`,
+//! `permissions` (pure rules), `records`/`msgpack` (the stored records' codec), `verified`
+//! (the verification cache), `migrate` (store layout upgrades at open); `napi` declares the
+//! Node-API subset by hand.
 
 mod api;
 mod body;
+mod context;
 mod credits;
 mod migrate;
 mod fixed;
@@ -17,6 +27,7 @@ mod meta;
 mod msgpack;
 mod napi;
 mod permissions;
+mod random;
 mod records;
 mod reqid;
 mod slots;
@@ -45,36 +56,36 @@ macro_rules! exports {
 }
 
 exports! {
-    c"open" => api::open,
-    c"close" => api::close,
-    c"get" => api::get,
-    c"getInto" => api::get_into,
-    c"put" => api::put,
-    c"del" => api::del,
-    c"range" => api::range,
-    c"transaction" => api::transaction,
-    c"sync" => api::sync,
-    c"stats" => api::stats,
-    c"warm" => api::warm,
-    c"rootKeysVersion" => api::root_keys_version,
-    c"requestId" => api::request_id,
-    c"sha256Base64" => api::sha256_base64,
-    c"verifyKey" => api::verify_key,
-    c"verifyKeyBody" => api::verify_key_body,
-    c"limit" => api::limit,
-    c"limitBody" => api::limit_body,
-    c"limitMany" => api::limit_many,
-    c"sweepLog" => api::sweep_log,
-    c"findOverride" => api::find_override,
-    c"setGroupCommit" => api::set_group_commit,
-    c"setVerifyCache" => api::set_verify_cache,
-    c"batchBegin" => api::batch_begin,
-    c"batchCommit" => api::batch_commit,
-    c"creditsGet" => api::credits_get,
-    c"creditsSet" => api::credits_set,
-    c"creditsDelete" => api::credits_delete,
-    c"exitProcess" => api::exit_process,
-    c"_panicForTest" => api::panic_for_test,
+    c"open" => api::store::open,
+    c"close" => api::store::close,
+    c"tables" => api::store::tables,
+    c"get" => api::store::get,
+    c"put" => api::store::put,
+    c"del" => api::store::del,
+    c"range" => api::store::range,
+    c"transaction" => api::store::transaction,
+    c"sync" => api::store::sync,
+    c"stats" => api::store::stats,
+    c"warm" => api::store::warm,
+    c"rootKeysVersion" => api::store::root_keys_version,
+    c"requestId" => api::store::request_id,
+    c"sha256Base64" => api::store::sha256_base64,
+    c"fillRandom" => api::store::fill_random,
+    c"creditsGet" => api::store::credits_get,
+    c"creditsSet" => api::store::credits_set,
+    c"creditsDelete" => api::store::credits_delete,
+    c"setVerifyCache" => api::store::set_verify_cache,
+    c"exitProcess" => api::store::exit_process,
+    c"_panicForTest" => api::store::panic_for_test,
+    c"verifyKey" => api::hot::verify_key,
+    c"limit" => api::hot::limit,
+    c"multiLimit" => api::hot::multi_limit,
+    c"hotBounds" => api::hot::hot_bounds,
+    c"findOverride" => api::hot::find_override,
+    c"sweepLog" => api::hot::sweep_log,
+    c"setGroupCommit" => api::hot::set_group_commit,
+    c"batchBegin" => api::hot::batch_begin,
+    c"batchCommit" => api::hot::batch_commit,
 }
 
 /// Called by Node once per JS context that loads the addon (main thread, each worker).

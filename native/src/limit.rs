@@ -33,9 +33,10 @@ use crate::counterlog;
 
 pub const MAX_PLAIN_ID_BYTES: usize = 440;
 
+#[derive(Debug, PartialEq)]
 pub struct LimitRequest<'a> {
-    pub namespace_id: &'a str,
-    pub identifier: &'a str,
+    pub namespace_id: Cow<'a, str>,
+    pub identifier: Cow<'a, str>,
     pub limit: i64,
     pub duration_ms: i64,
     pub cost: i64,
@@ -107,15 +108,16 @@ thread_local! {
 /// Ids remembered per thread before the memo starts over.
 const MAX_NAMESPACE_IDS: usize = 10_000;
 
-/// The id of the namespace named `name` in the workspace (None: there is none by that name),
-/// passed to `f`.
-pub fn with_namespace_id<R>(workspace_id: &str, name: &str, f: impl FnOnce(Option<&str>) -> R) -> Result<R, LimitError> {
+/// The id of the namespace `name_or_id` names in the workspace: by its name, else (an
+/// `rlns_` id) by its id, as src/store/ratelimits.ts findNamespace resolves it; None when
+/// the workspace has no such namespace.
+pub fn namespace_id(workspace_id: &str, name_or_id: &str) -> Result<Option<Rc<str>>, LimitError> {
     let mut key = KeyBuf::new();
-    let key = key.of(&[workspace_id.as_bytes(), b"/", storage_id(name).as_bytes()]);
+    let key = key.of(&[workspace_id.as_bytes(), b"/", storage_id(name_or_id).as_bytes()]);
     let generation = store::last_generation();
     let known = NAMESPACE_IDS.with(|m| m.borrow().get(&generation, key).cloned());
-    if let Some(id) = known {
-        return Ok(f(Some(&id)));
+    if known.is_some() {
+        return Ok(known);
     }
     let found = store::view(|v| match v.get(Table::RATELIMIT_NAMESPACES, key)? {
         Some(bytes) => Ok::<_, LimitError>(Some(Rc::<str>::from(String::from_utf8_lossy(records::namespace_id(bytes)?)))),
@@ -125,7 +127,14 @@ pub fn with_namespace_id<R>(workspace_id: &str, name: &str, f: impl FnOnce(Optio
     if let Some(id) = found.as_ref().filter(|_| !store::uncommitted_record_change()) {
         NAMESPACE_IDS.with(|m| m.borrow_mut().keep(generation, key, id.clone()));
     }
-    Ok(f(found.as_deref()))
+    if found.is_some() || !name_or_id.starts_with("rlns_") {
+        return Ok(found);
+    }
+    // By id: the index `ns_id/<id>` holds the namespace's table key, `<workspaceId>/<sid>`.
+    let mut index = KeyBuf::new();
+    let index = index.of(&[b"ns_id/", name_or_id.as_bytes()]);
+    let owned = store::view(|v| Ok::<_, LimitError>(v.get(Table::INDEXES, index)?.is_some_and(|k| k.strip_prefix(workspace_id.as_bytes()).is_some_and(|rest| rest.first() == Some(&b'/')))))?;
+    Ok(owned.then(|| Rc::from(name_or_id)))
 }
 
 thread_local! {
@@ -168,33 +177,6 @@ pub fn find_override<'t>(v: &View<'t>, namespace_id: &str, identifier: &str) -> 
     Ok(best)
 }
 
-/// The requests of limitMany as JS packs them: per request, u16 LE length + namespaceId,
-/// u16 LE length + identifier (UTF-8), then limit, durationMs and cost as f64 LE.
-pub fn decode_requests(bytes: &[u8]) -> Result<Vec<LimitRequest<'_>>, &'static str> {
-    struct Cursor<'b>(&'b [u8], usize);
-    impl<'b> Cursor<'b> {
-        fn take(&mut self, n: usize) -> Result<&'b [u8], &'static str> {
-            let out = self.0.get(self.1..self.1 + n).ok_or("truncated")?;
-            self.1 += n;
-            Ok(out)
-        }
-        fn text(&mut self) -> Result<&'b str, &'static str> {
-            let n = u16::from_le_bytes(self.take(2)?.try_into().map_err(|_| "truncated")?) as usize;
-            std::str::from_utf8(self.take(n)?).map_err(|_| "invalid UTF-8")
-        }
-        fn num(&mut self) -> Result<i64, &'static str> {
-            Ok(f64::from_le_bytes(self.take(8)?.try_into().map_err(|_| "truncated")?) as i64)
-        }
-    }
-    let mut c = Cursor(bytes, 0);
-    let mut out = Vec::new();
-    while c.1 < bytes.len() {
-        let (namespace_id, identifier) = (c.text()?, c.text()?);
-        out.push(LimitRequest { namespace_id, identifier, limit: c.num()?, duration_ms: c.num()?, cost: c.num()? });
-    }
-    Ok(out)
-}
-
 struct Outcome<'t> {
     /// The window the request counts in (namespace, identifier, duration).
     key: counterlog::Key,
@@ -214,12 +196,12 @@ struct Outcome<'t> {
 /// increments applied, every limit evaluated on the post-increment values), each of them is
 /// decided on that window with the costs of all of them added, so two requests of cost 1
 /// against a limit of 1 are both refused, and the window is put once.
-fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, scratch: &mut Scratch) -> Result<(), LimitError> {
+fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], many: Option<&[&str]>, now_ms: i64, scratch: &mut Scratch) -> Result<(), LimitError> {
     let mut outcomes = Vec::with_capacity(reqs.len());
     for r in reqs {
-        let o = find_override(v, r.namespace_id, r.identifier)?;
+        let o = find_override(v, &r.namespace_id, &r.identifier)?;
         let (limit, duration_ms) = o.as_ref().map_or((r.limit, r.duration_ms), |o| (o.limit, o.duration_ms));
-        let key = window_key(r.namespace_id.as_bytes(), json::Int::new(duration_ms).text(), storage_id(r.identifier).as_bytes());
+        let key = window_key(r.namespace_id.as_bytes(), json::Int::new(duration_ms).text(), storage_id(&r.identifier).as_bytes());
         outcomes.push(Outcome { key, duration_ms, cost: r.cost, success: false, limit, remaining: 0, reset_ms: 0, override_id: o.map(|o| o.id) });
     }
     for i in 0..outcomes.len() {
@@ -245,7 +227,10 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, sc
             o.remaining = (o.remaining + o.cost).min(o.limit);
         }
     }
-    outcomes_json(&mut scratch.out, &outcomes, many);
+    match many {
+        Some(namespaces) => multi_json(&mut scratch.out, &outcomes, reqs, namespaces),
+        None => outcome_json(&mut scratch.out, &outcomes[0]),
+    }
     Ok(())
 }
 
@@ -258,38 +243,61 @@ thread_local! {
     static LAST_WROTE: Cell<bool> = const { Cell::new(true) };
 }
 
-/// Decides every request (all or nothing); the outcomes in request order are left in
-/// `scratch.out`: a JSON array when `many` (multiLimit), else the single outcome object.
-/// Returns what the call did to the store.
-pub fn limit(reqs: &[LimitRequest<'_>], now_ms: i64, many: bool, scratch: &mut Scratch) -> Result<Effect, LimitError> {
-    let effect = hot::run(LAST_WROTE.get(), now_ms, scratch, |v, s| evaluate(v, reqs, now_ms, many, s))?;
+/// Decides every request (all or nothing) and leaves the answer in `scratch.out`:
+/// ratelimits.limit's outcome object, or with `many` (the namespaces as the requests named
+/// them) ratelimits.multiLimit's `{passed, limits}`. Returns what the call did to the store.
+pub fn limit(reqs: &[LimitRequest<'_>], many: Option<&[&str]>, now_ms: i64, scratch: &mut Scratch) -> Result<Effect, LimitError> {
+    let effect = hot::run(LAST_WROTE.get(), now_ms, scratch, |v, s| evaluate(v, reqs, many, now_ms, s))?;
     LAST_WROTE.set(effect != Effect::Read);
     Ok(effect)
 }
 
-/// `[{success, limit, remaining, reset, overrideId?}, …]`, or the bare object when not `many`.
-fn outcomes_json(out: &mut Vec<u8>, outcomes: &[Outcome<'_>], many: bool) {
-    if many {
-        out.push(b'[');
+/// ratelimits.limit's answer: `{success, limit, remaining, reset, overrideId?}`.
+fn outcome_json(out: &mut Vec<u8>, o: &Outcome<'_>) {
+    json::raw(out, "{\"success\":");
+    json::bool(out, o.success);
+    counts_json(out, o);
+    override_json(out, o);
+    out.push(b'}');
+}
+
+/// `,"limit":…,"remaining":…,"reset":…`
+fn counts_json(out: &mut Vec<u8>, o: &Outcome<'_>) {
+    json::raw(out, ",\"limit\":");
+    json::int(out, o.limit);
+    json::raw(out, ",\"remaining\":");
+    json::int(out, o.remaining);
+    json::raw(out, ",\"reset\":");
+    json::int(out, o.reset_ms);
+}
+
+/// `,"overrideId":…` when an override applied.
+fn override_json(out: &mut Vec<u8>, o: &Outcome<'_>) {
+    if let Some(id) = o.override_id {
+        json::raw(out, ",\"overrideId\":");
+        json::string(out, id);
     }
-    for (i, o) in outcomes.iter().enumerate() {
-        json::raw(out, if i > 0 { ",{\"success\":" } else { "{\"success\":" });
+}
+
+/// ratelimits.multiLimit's answer: `{passed, limits: [{namespace, identifier, limit,
+/// remaining, reset, passed, overrideId?}, …]}` in request order, each namespace as its
+/// request named it.
+fn multi_json(out: &mut Vec<u8>, outcomes: &[Outcome<'_>], reqs: &[LimitRequest<'_>], namespaces: &[&str]) {
+    json::raw(out, "{\"passed\":");
+    json::bool(out, outcomes.iter().all(|o| o.success));
+    json::raw(out, ",\"limits\":[");
+    for (i, ((o, r), ns)) in outcomes.iter().zip(reqs).zip(namespaces).enumerate() {
+        json::raw(out, if i > 0 { ",{\"namespace\":" } else { "{\"namespace\":" });
+        json::string(out, ns.as_bytes());
+        json::raw(out, ",\"identifier\":");
+        json::string(out, r.identifier.as_bytes());
+        counts_json(out, o);
+        json::raw(out, ",\"passed\":");
         json::bool(out, o.success);
-        json::raw(out, ",\"limit\":");
-        json::int(out, o.limit);
-        json::raw(out, ",\"remaining\":");
-        json::int(out, o.remaining);
-        json::raw(out, ",\"reset\":");
-        json::int(out, o.reset_ms);
-        if let Some(id) = o.override_id {
-            json::raw(out, ",\"overrideId\":");
-            json::string(out, id);
-        }
+        override_json(out, o);
         out.push(b'}');
     }
-    if many {
-        out.push(b']');
-    }
+    json::raw(out, "]}");
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! is run again inside a write transaction (re-reading everything, so concurrent callers
 //! are serialised by LMDB's writer lock and no update is lost).
 
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::collections::HashSet;
@@ -39,9 +40,9 @@ pub struct Request<'a> {
 }
 
 /// One entry of the request's `ratelimits`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Named<'a> {
-    pub name: &'a str,
+    pub name: Cow<'a, str>,
     pub cost: i64,
     /// `limit` and `duration` (ms) when the entry carries both: an ad-hoc limit, applied for
     /// this call as a key limit of that name (its window is the key's window of that name)
@@ -380,7 +381,7 @@ fn rate_limit_checks<'a>(
     }
     for n in &req.named {
         if !defs.iter().any(|(d, _, _)| d.name == n.name.as_bytes()) {
-            return Err(VerifyError::UnknownLimit(n.name.to_owned()));
+            return Err(VerifyError::UnknownLimit(n.name.clone().into_owned()));
         }
     }
     let mut checks = Vec::with_capacity(defs.len());

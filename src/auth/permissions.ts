@@ -1,29 +1,7 @@
-// Root-key permission grants (DESIGN.md §2 "Authentication and tenancy").
-// A permission is `resource.resource_id.action`. A grant matches a needed permission when
-// every segment is equal or the grant's segment is `*`; the grant `*` alone allows all.
-// Resource names: the spec's (`apis`, `ratelimits`, `identities`, `rbac`) are canonical;
-// Unkey's (`api`, `ratelimit`, `identity`) are accepted as aliases on both sides.
-
-const RESOURCE_ALIASES: Record<string, string> = { api: 'apis', ratelimit: 'ratelimits', identity: 'identities' };
-
-export type Resource = 'apis' | 'ratelimits' | 'identities' | 'rbac';
-
-export function canonicalResource(name: string): string {
-  return RESOURCE_ALIASES[name] ?? name;
-}
-
-/** Normalises a grant for storage and comparison: aliases → canonical resource names. */
-export function normalizeGrant(grant: string): string {
-  if (grant === '*') return grant;
-  const parts = grant.split('.');
-  parts[0] = canonicalResource(parts[0] ?? '');
-  return parts.join('.');
-}
-
-/** A grant is `*` or three non-empty segments of `[A-Za-z0-9_*-]`. */
-export function isValidGrant(grant: string): boolean {
-  return grant === '*' || /^[A-Za-z0-9_*-]+\.[A-Za-z0-9_*-]+\.[A-Za-z0-9_*-]+$/.test(grant);
-}
+// What a root key may do (DESIGN.md §2 "Authentication and tenancy"). A grant (stored
+// normalised, domain/grants.ts) matches a needed permission `resource.resource_id.action`
+// when every segment is equal or the grant's segment is `*`; the grant `*` alone allows all.
+import type { Resource } from '../domain/grants.js';
 
 function segmentMatches(granted: string | undefined, needed: string): boolean {
   return granted === '*' || granted === needed;

@@ -1,12 +1,11 @@
-import { ApiError } from '../errors/apiError.js';
-import { neededPermissions, type Principal, type Resource } from './permissions.js';
+import { insufficientPermissions } from '../errors/errors.js';
+import type { Resource } from '../domain/grants.js';
+import { neededPermissions, type Principal } from './permissions.js';
 
 /** Throws 403 insufficient_permissions naming what would have been enough. */
 export function requirePermission(principal: Principal, resource: Resource, id: string | undefined, action: string): void {
   if (principal.can(resource, id, action)) return;
-  const options = neededPermissions(resource, id, action);
-  const detail = options.length === 1 ? `Missing permission: '${options[0]}'.` : `Missing one of these permissions: ${options.map((p) => `'${p}'`).join(' or ')}.`;
-  throw new ApiError('insufficient_permissions', `The root key lacks the permission for this procedure. ${detail}`);
+  throw insufficientPermissions(neededPermissions(resource, id, action));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors/apiError.js';
+import { invalidCursor } from '../errors/errors.js';
 
 // Pagination cursors are opaque to clients: base64url of `<list>:<next id>`, where the next
 // id is the first item of the next page (inclusive), as Unkey pages. The list tag stops a
@@ -19,9 +19,7 @@ export function decodeCursor(list: string, cursor: string | undefined): string |
   if (cursor === undefined || cursor === '') return undefined;
   const text = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
   if (!text.startsWith(`${list}:`) || !ISSUED_ID.test(text.slice(list.length + 1))) {
-    throw new ApiError('invalid_cursor', `The cursor '${cursor.slice(0, 64)}' was not issued for this list; pass the pagination.cursor of the previous page, or omit it for the first page.`, {
-      errors: [{ location: 'body.cursor', message: 'unknown cursor', fix: 'omit the cursor to start from the first page' }],
-    });
+    throw invalidCursor(cursor);
   }
   return text.slice(list.length + 1);
 }

@@ -1,21 +1,26 @@
-// The TypeScript face of the native module (native/keyward.node, built from native/src).
-// Contract (see native/src/lib.rs):
+// The TypeScript face of the native module (native/keyward.node, built from native/src): one
+// interface for every export of native/src/lib.rs, checked both ways by
+// test/engine/contract.test.ts (EXPORTS below must list exactly the interface's members, and
+// lib.rs exactly EXPORTS).
+//
+// Contract:
 //  - one LMDB environment per process, opened by `open` and shared by every worker thread;
-//  - keys are strings (UTF-8) or Buffers of 1..511 bytes, values are opaque Buffers;
-//  - `put`/`del` only inside `transaction(fn)`, which commits when fn returns and aborts when
-//    it throws. fn may be run more than once (the map grew and the txn was retried), so it
-//    must have no effect outside the store;
+//  - store keys are strings (UTF-8) or Buffers of 1..511 bytes, values are opaque Buffers;
+//    tables are named by tables.ts's names;
+//  - `put`/`del`/`creditsSet`/`creditsDelete` only inside `transaction(fn)`, which commits when
+//    fn returns and aborts when it throws. fn may be run more than once (the map grew and the
+//    txn was retried), so it must have no effect outside the store;
+//  - the hot procedures (verifyKey, limit, multiLimit) take the request's JSON bytes and a
+//    context in the fixed layout of hotCalls.ts (native/src/context.rs) and return the whole
+//    success envelope, their effect written into the context; see hotCalls.ts;
 //  - errors carry a `code`: STORE_CLOSED, STORE_NOT_IN_TXN, STORE_NESTED_TXN,
-//    STORE_UNKNOWN_TABLE, STORE_BAD_ARGUMENT, STORE_IO, NATIVE_PANIC.
+//    STORE_UNKNOWN_TABLE, STORE_BAD_ARGUMENT, STORE_RETRY_MAP_FULL, STORE_IO, STORE_CORRUPT,
+//    VERIFY_QUERY_SYNTAX, VERIFY_UNKNOWN_LIMIT, ENGINE_DECLINED, NATIVE_NAPI, NATIVE_PANIC.
 import { createRequire } from 'node:module';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-export type Table =
-  | 'meta' | 'workspaces' | 'root_keys' | 'root_key_hashes' | 'apis' | 'keys' | 'key_hashes' | 'key_records' | 'api_keys'
-  | 'permissions' | 'roles' | 'identities' | 'ratelimit_namespaces' | 'ratelimit_overrides' | 'ratelimit_windows' | 'credits'
-  | 'indexes' | 'counter_log';
+import type { Table } from './tables.js';
 
 export type StoreKey = string | Buffer;
 
@@ -37,26 +42,40 @@ export interface StoreStats {
   verifyCacheRecordMisses: number;
 }
 
+/**
+ * Credits of a key (stored beside the key's rate-limit windows; layout and place owned by
+ * native/src/credits.rs).
+ * `[remaining, refillAmount, refillDay, lastRefillAtMs]`: refillAmount −1 = no refill,
+ * refillDay 0 = daily, 1–31 = monthly on that day (last day of shorter months).
+ */
+export type CreditsTuple = [remaining: number, refillAmount: number, refillDay: number, lastRefillAtMs: number];
+
+/**
+ * A hot procedure's entry: the request body's JSON bytes and the call's context (hotCalls.ts
+ * layout) → the whole success envelope, the effect written into the context; undefined when
+ * the call declined the bytes (see hotCalls.ts). `request` and `context` must not share memory.
+ */
+export type HotEntry = (request: Uint8Array, context: Buffer) => string | undefined;
+
 export interface NativeModule {
+  // ── the store ──────────────────────────────────────────────────────────────────────
   /** writeMap (default false): see KEYWARD_WRITE_MAP; falls back to off where the disk space cannot be reserved. */
   open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number, writeMap?: boolean): void;
   close(): void;
-  /** Ends the process at once with `code`, skipping Node's teardown (see src/main.ts stop). */
-  exitProcess(code: number): never;
+  /** The store's table names in id order (native/src/store: its one table list). */
+  tables(): string[];
   get(table: Table, key: StoreKey): Buffer | undefined;
-  /** Copies the value into `target`: its length, −1 when absent, > target.length when it did not fit. */
-  getInto(table: Table, key: StoreKey, target: Buffer): number;
   put(table: Table, key: StoreKey, value: Buffer): void;
   del(table: Table, key: StoreKey): boolean;
   /** Ascending `start <= key < end`, at most `limit`, flat `[k0, v0, k1, v1, …]`. */
   range(table: Table, start: StoreKey, end: StoreKey | null, limit: number): Buffer[];
   transaction<T>(fn: () => T): T;
+  /** fsync of the data (mdb_env_sync with force). */
   sync(): void;
   stats(): StoreStats;
   /**
    * Touches every page of the data in use, for at most `budgetMs`, so that serving does not
-   * start with page faults that read the disk (native/src/store.rs `warm`); `readBytes` <
-   * `usedBytes` when the budget ran out.
+   * start with page faults that read the disk; `readBytes` < `usedBytes` when the budget ran out.
    */
   warm(budgetMs: number): { usedBytes: number; readBytes: number };
   /**
@@ -64,19 +83,67 @@ export interface NativeModule {
    * transaction committed since this thread last read it (native/src/meta.rs).
    */
   rootKeysVersion(): number;
+  /** The balance as of nowMs, with a due refill applied to the returned view (not stored). */
+  creditsGet(keyId: string, nowMs: number): CreditsTuple | undefined;
+  /** Inside a transaction: stores the credits record. */
+  creditsSet(keyId: string, remaining: number, refillAmount: number, refillDay: number, lastRefillAtMs: number): void;
+  /** Inside a transaction: removes the credits record (the key becomes unlimited). */
+  creditsDelete(keyId: string): boolean;
+  /** The override that applies to an identifier (exact, else the longest matching pattern), as JSON {overrideId, identifier, limit, duration}. */
+  findOverride(namespaceId: string, identifier: string): string | undefined;
   /**
-   * The next id of this thread's request ids (`req_` + 16 alphanumerics), the sequence the
-   * hot calls answered from the body bytes draw from too (native/src/reqid.rs).
+   * Visits the next `max` records of the counter log (native/src/counterlog.rs keeps the
+   * place) and deletes superseded records and stale windows: [deleted, reached the end].
    */
-  requestId(): string;
-  sha256Base64(input: StoreKey): string;
+  sweepLog(nowMs: number, max: number): [number, boolean];
+
+  // ── the hot procedures (hotCalls.ts) ──────────────────────────────────────────────────
+  /** keys.verifyKey (native/src/verify.rs). Throws VERIFY_QUERY_SYNTAX (message says where), VERIFY_UNKNOWN_LIMIT (message = the limit's name). */
+  verifyKey: HotEntry;
+  /** ratelimits.limit (native/src/limit.rs); declines a namespace the workspace lacks or the scope excludes. */
+  limit: HotEntry;
+  /** ratelimits.multiLimit, all or nothing; declines as limit does. */
+  multiLimit: HotEntry;
+  /** The bounds the hot calls' body readers check, as JSON (see bounds.ts). */
+  hotBounds(): string;
+  /** Group commit on this process (the server): a hot call that writes outside a batch opens one (effect 2), committed by batchCommit. */
+  setGroupCommit(on: boolean): void;
+  /** Opens this thread's batch (tests drive batches by hand with it). */
+  batchBegin(): void;
+  /** Commits this thread's open batch; false when none was open. On failure nothing of the batch was committed. */
+  batchCommit(): boolean;
   /**
    * Slots of each thread's verification cache (KEYWARD_VERIFY_CACHE; 0 turns it off): key
    * records, and answers that depend on records alone, reused while no record changed
    * (native/src/verified.rs).
    */
   setVerifyCache(slots: number): void;
+
+  // ── utilities ───────────────────────────────────────────────────────────────────────
+  /**
+   * The next id of this thread's request ids (`req_` + 16 alphanumerics), the sequence the hot
+   * calls draw theirs from too (native/src/reqid.rs).
+   */
+  requestId(): string;
+  sha256Base64(input: StoreKey): string;
+  /** Fills `target` with cryptographically secure random bytes (the kernel's CSPRNG). */
+  fillRandom(target: Uint8Array): void;
+  /** Ends the process at once with `code`, skipping Node's teardown (see src/main.ts stop). */
+  exitProcess(code: number): never;
+  /** Panics inside the boundary: proves a panic becomes a NATIVE_PANIC exception. */
+  _panicForTest(): never;
 }
+
+/** Every member of NativeModule, once: the compiler refuses a missing or an extra one. */
+const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
+  open: true, close: true, tables: true, get: true, put: true, del: true, range: true, transaction: true,
+  sync: true, stats: true, warm: true, rootKeysVersion: true, creditsGet: true, creditsSet: true, creditsDelete: true,
+  findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,
+  batchBegin: true, batchCommit: true, setVerifyCache: true, requestId: true, sha256Base64: true, fillRandom: true,
+  exitProcess: true, _panicForTest: true,
+};
+
+export const EXPORT_NAMES = Object.keys(EXPORTS) as readonly (keyof NativeModule)[];
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -89,72 +156,24 @@ function findAddon(): string {
   throw new Error('native/keyward.node is missing: run `npm run build` (or `npm start`, which builds it)');
 }
 
-export const native: NativeModule = createRequire(import.meta.url)(findAddon()) as NativeModule;
+/** Whether `addon` has every export of the contract (a stale build does not): the missing ones. */
+function missingExports(addon: unknown): (keyof NativeModule)[] {
+  if (typeof addon !== 'object' || addon === null) return [...EXPORT_NAMES];
+  return EXPORT_NAMES.filter((name) => typeof Reflect.get(addon, name) !== 'function');
+}
+
+function isNativeModule(addon: unknown): addon is NativeModule {
+  return missingExports(addon).length === 0;
+}
+
+function load(): NativeModule {
+  const addon: unknown = createRequire(import.meta.url)(findAddon());
+  if (!isNativeModule(addon)) throw new Error(`native/keyward.node lacks ${missingExports(addon).join(', ')}: it is older than src/engine/native.ts; rebuild it with \`npm run build\``);
+  return addon;
+}
+
+export const native: NativeModule = load();
 
 export function errorCode(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
 }
-
-/**
- * Credits of a key (stored beside the key's rate-limit windows; layout and place owned by
- * native/src/credits.rs).
- * `[remaining, refillAmount, refillDay, lastRefillAtMs]`: refillAmount −1 = no refill,
- * refillDay 0 = daily, 1–31 = monthly on that day (last day of shorter months).
- */
-export type CreditsTuple = [remaining: number, refillAmount: number, refillDay: number, lastRefillAtMs: number];
-
-export interface CreditsNative {
-  /** The balance as of nowMs, with a due refill applied to the returned view (not stored). */
-  creditsGet(keyId: string, nowMs: number): CreditsTuple | undefined;
-  /** Inside a transaction: stores the credits record. */
-  creditsSet(keyId: string, remaining: number, refillAmount: number, refillDay: number, lastRefillAtMs: number): void;
-  /** Inside a transaction: removes the credits record (the key becomes unlimited). */
-  creditsDelete(keyId: string): boolean;
-}
-
-export const credits = native as unknown as CreditsNative;
-
-export interface VerifyNative {
-  /**
-   * keys.verifyKey in one native call (native/src/verify.rs). Returns the effect flag ('0'
-   * read only, '1' wrote, '2' opened a group-commit batch) followed by the `data` JSON, or
-   * by the whole success envelope when `requestId` is given (RawBody). Throws coded errors
-   * VERIFY_QUERY_SYNTAX (message says where), VERIFY_UNKNOWN_LIMIT (message = the limit's
-   * name), STORE_*.
-   */
-  verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number, requestId?: string): string;
-  /**
-   * verifyKey read straight from the request body's bytes (native/src/body.rs): the effect
-   * flag + the whole success envelope under the next of this thread's request ids (see
-   * requestId), or throws as verifyKey; undefined, having read nothing and drawn no id, when
-   * the body is not in its plain form.
-   */
-  verifyKeyBody(workspaceId: string, allowedApis: string, body: Uint8Array, nowMs: number): string | undefined;
-}
-
-export const engine = native as unknown as VerifyNative;
-
-export interface LimitNative {
-  /** ratelimits.limit (native/src/limit.rs): the effect flag + outcome JSON, or + the whole success envelope with `requestId`. */
-  limit(namespaceId: string, identifier: string, limit: number, durationMs: number, cost: number, nowMs: number, requestId?: string): string;
-  /**
-   * limit read straight from the request body's bytes (native/src/body.rs) when it is in its
-   * plain form and names, by name, an existing namespace of the workspace that is in
-   * `allowedNamespaces` (the root key's scope: "*" or namespace ids joined by "\n", see
-   * Principal.limitScope): the effect flag + the whole success envelope under the next of
-   * this thread's request ids (see requestId); else undefined, having changed nothing and
-   * drawn no id.
-   */
-  limitBody(workspaceId: string, allowedNamespaces: string, body: Uint8Array, nowMs: number): string | undefined;
-  /** multiLimit, all or nothing: the effect flag + JSON array of outcomes (packing in limit.rs). */
-  limitMany(requests: Buffer, nowMs: number): string;
-  /** The override that applies to an identifier, as JSON {overrideId, identifier, limit, duration}. */
-  findOverride(namespaceId: string, identifier: string): string | undefined;
-  /**
-   * Visits the next `max` records of the counter log (native/src/counterlog.rs keeps the
-   * place) and deletes superseded records and stale windows: [deleted, reached the end].
-   */
-  sweepLog(nowMs: number, max: number): [number, boolean];
-}
-
-export const limiter = native as unknown as LimitNative;

@@ -6,11 +6,11 @@
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
-import { ApiError } from '../errors/apiError.js';
+import type { DurabilityGate, Outgoing } from '../engine/durability.js';
+import { commitFailed, methodNotAllowed, procedureNotFound, requestBodyTooLarge, requestTimeout, shuttingDown, storageUnavailable, unsupportedMediaType } from '../errors/errors.js';
 import type { Dispatcher } from '../rpc/dispatch.js';
 import { type Reply } from '../rpc/envelope.js';
 import type { Metrics } from '../rpc/metrics.js';
-import { whenDurable, type Outgoing } from '../store/durability.js';
 import { errorPage, type Page } from './pages.js';
 import type { Logger } from '../log.js';
 
@@ -130,6 +130,8 @@ function isJsonType(contentType: string): boolean {
 export interface ServerDeps {
   config: Config;
   dispatcher: Dispatcher;
+  /** Holds each reply until what its request changed is as durable as the mode promises. */
+  gate: DurabilityGate;
   metrics: Metrics;
   log: Logger;
   /** GET pages that need more than this file knows (metrics, OpenAPI). */
@@ -182,7 +184,7 @@ class Pending implements Outgoing {
   }
 
   fail(err: unknown): void {
-    this.server.finish(this, this.server.dispatcher.error(new ApiError('storage_unavailable', `The store could not commit this request (${(err as Error).message}); nothing was changed.`)));
+    this.server.finish(this, this.server.dispatcher.error(commitFailed(err)));
   }
 }
 
@@ -219,7 +221,7 @@ class Server {
   /** Answers 408 for every request whose body has not arrived by its deadline. */
   expire(nowMs: number): void {
     while (this.oldest !== undefined && this.oldest.deadlineMs <= nowMs) {
-      this.finish(this.oldest, this.dispatcher.error(new ApiError('request_timeout', `The request body did not arrive within ${this.deps.config.requestTimeoutMs} ms.`)), true);
+      this.finish(this.oldest, this.dispatcher.error(requestTimeout(this.deps.config.requestTimeoutMs)), true);
     }
   }
 
@@ -262,9 +264,9 @@ class Server {
       body = Buffer.concat(p.chunks, p.bodyBytes);
     }
     this.unlink(p); // the deadline is for the body's arrival
-    const { reply, wrote } = this.dispatcher.dispatch(p.routeIndex, authorization, body);
+    const { reply, effect } = this.dispatcher.dispatch(p.routeIndex, authorization, body);
     p.reply = reply;
-    whenDurable(wrote, p);
+    this.deps.gate.hold(effect, p);
   }
 }
 
@@ -291,19 +293,19 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
     const method = req.getMethod(); // lower case
     p.head = method === 'head';
     const url = req.getUrl();
-    if (server.draining) return server.finish(p, dispatcher.error(new ApiError('shutting_down', 'The server is shutting down; retry on another instance or after it restarts.')), true);
+    if (server.draining) return server.finish(p, dispatcher.error(shuttingDown()), true);
 
     if (url.startsWith('/v2/') && url !== '/v2/liveness') {
       p.routeIndex = dispatcher.lookupPath(url);
-      if (p.routeIndex < 0) return server.finish(p, dispatcher.error(new ApiError('procedure_not_found', `There is no procedure '${url.slice(4)}'. Procedures are POST /v2/{namespace}.{procedure}; see /openapi.json for the list.`)), hasBody(req));
-      if (method !== 'post') return server.finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only POST, not ${method.toUpperCase()}.`, { headers: { Allow: 'POST' } })), hasBody(req));
+      if (p.routeIndex < 0) return server.finish(p, dispatcher.error(procedureNotFound(`There is no procedure '${url.slice(4)}'. Procedures are POST /v2/{namespace}.{procedure}; see /openapi.json for the list.`)), hasBody(req));
+      if (method !== 'post') return server.finish(p, dispatcher.error(methodNotAllowed(`${url} accepts only POST, not ${method.toUpperCase()}.`, 'POST')), hasBody(req));
       const contentType = req.getHeader(H.contentType);
       if (!isJsonType(contentType)) {
-        return server.finish(p, dispatcher.error(new ApiError('unsupported_media_type', 'Send the body as JSON with `Content-Type: application/json`.')), true);
+        return server.finish(p, dispatcher.error(unsupportedMediaType('Send the body as JSON with `Content-Type: application/json`.')), true);
       }
       const encoding = compressedEncoding(req);
       if (encoding !== undefined) {
-        return server.finish(p, dispatcher.error(new ApiError('unsupported_media_type', `Send the body uncompressed: Content-Encoding '${encoding.slice(0, 64)}' is not supported.`)), true);
+        return server.finish(p, dispatcher.error(unsupportedMediaType(`Send the body uncompressed: Content-Encoding '${encoding.slice(0, 64)}' is not supported.`)), true);
       }
       const declared = req.getHeader(H.contentLength);
       if (declared !== '' && Number(declared) > config.maxBodyBytes) return server.finish(p, tooLarge(dispatcher, config.maxBodyBytes), true);
@@ -318,10 +320,10 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       page = url.startsWith('/docs/errors/') ? errorPage(url) : GET_PATHS.has(url) ? deps.page(url) : undefined;
     } catch (err) {
       // A page that reads the store (/metrics) answers 503 when it cannot, as procedures do.
-      return server.finish(p, dispatcher.error(new ApiError('storage_unavailable', `${url} could not be read from the store (${(err as Error).message}).`)), hasBody(req));
+      return server.finish(p, dispatcher.error(storageUnavailable(`${url} could not be read from the store (${(err as Error).message}).`)), hasBody(req));
     }
-    if (page === undefined) return server.finish(p, dispatcher.error(new ApiError('procedure_not_found', `Nothing is served at ${url}.`)), hasBody(req));
-    if (method !== 'get' && method !== 'head') return server.finish(p, dispatcher.error(new ApiError('method_not_allowed', `${url} accepts only GET (and HEAD).`, { headers: { Allow: 'GET, HEAD' } })), hasBody(req));
+    if (page === undefined) return server.finish(p, dispatcher.error(procedureNotFound(`Nothing is served at ${url}.`)), hasBody(req));
+    if (method !== 'get' && method !== 'head') return server.finish(p, dispatcher.error(methodNotAllowed(`${url} accepts only GET (and HEAD).`, 'GET, HEAD')), hasBody(req));
     sendPage(p, page);
   });
 
@@ -361,5 +363,5 @@ function hasBody(req: UwsRequest): boolean {
 }
 
 function tooLarge(dispatcher: Dispatcher, max: number): Reply {
-  return dispatcher.error(new ApiError('request_body_too_large', `The request body is larger than ${max} bytes (KEYWARD_MAX_BODY_BYTES).`));
+  return dispatcher.error(requestBodyTooLarge(max));
 }

@@ -1,25 +1,42 @@
-// Procedure dispatch, independent of the transport: authenticate → parse → validate →
-// permission rules → handler → envelope. Tests call it without a socket; http/uws.ts
-// calls it for every POST /v2/{namespace}.{procedure}.
+// Procedure dispatch, independent of the transport: authenticate → (a hot call straight from
+// the body bytes) → parse → validate → permission rules → handler → envelope. http/uws.ts
+// calls it for every POST /v2/{namespace}.{procedure}; serve.ts openThread without a socket.
+// A result carries what the request changed (an Effect), for the durability gate to hold its
+// reply by.
 import { Ajv, type ValidateFunction } from 'ajv';
-import { authenticate } from '../auth/authenticate.js';
-import { requirePermission } from '../auth/require.js';
-import { ApiError } from '../errors/apiError.js';
-import { fromAjv } from '../errors/fromAjv.js';
-import { RawBody } from '../domain/rawJson.js';
-import { asStorageError } from '../store/db.js';
-import { commitCount } from '../store/durability.js';
-import type { Ctx, ListResult } from '../procedures/context.js';
+import { Authenticator } from '../auth/authenticate.js';
 import type { Principal } from '../auth/permissions.js';
+import { requirePermission } from '../auth/require.js';
+import { boundsMismatches, engineBounds } from '../engine/bounds.js';
+import type { DurabilityGate } from '../engine/durability.js';
+import { Effect, type HotCalls } from '../engine/hotCalls.js';
+import { ApiError } from '../errors/apiError.js';
+import { invalidBody, malformedJson, unexpectedError } from '../errors/errors.js';
+import { fromAjv } from '../errors/fromAjv.js';
+import type { Logger } from '../log.js';
+import type { Ctx, ListResult } from '../request/context.js';
+import { asStorageError, type Writer } from '../store/db.js';
+import type { BackgroundJobs } from '../workers/jobs.js';
+import { errorReply, successBody, type Reply } from './envelope.js';
 import { newRequestId } from './requestId.js';
 import { ROUTES, type Route } from './routes.js';
-import { errorReply, successBody, type Reply } from './envelope.js';
-import type { Logger } from '../log.js';
 
 export interface DispatchResult {
   reply: Reply;
-  /** The request committed a write: in `disk` mode its reply waits for an fsync. */
-  wrote: boolean;
+  /** What the request changed: its reply leaves when the gate says so. */
+  effect: Effect;
+}
+
+/** A serving thread's services, built once at start-up (serve.ts) and shared by its requests. */
+export interface ThreadServices {
+  readonly gate: DurabilityGate;
+  /** Write transactions on this thread (store/db.ts gatedWriter of `gate`). */
+  readonly writer: Writer;
+  readonly hot: HotCalls;
+  readonly jobs: BackgroundJobs;
+  readonly log: Logger;
+  /** KEYWARD_VAULT_KEY, for recoverable keys. */
+  readonly vaultKey: string | undefined;
 }
 
 interface Compiled {
@@ -33,18 +50,20 @@ const NAMESPACE_ALIASES: Record<string, string> = { ratelimit: 'ratelimits' };
 export class Dispatcher {
   private readonly compiled: Compiled[];
   private readonly index = new Map<string, number>();
+  private readonly auth = new Authenticator();
 
   constructor(
     /** Base of the error `type` URLs (set once the port is known when it was 0). */
     public publicUrl: string,
-    private readonly log: Logger,
-    private readonly vaultKey: string | undefined,
+    private readonly services: ThreadServices,
     routes: readonly Route[] = ROUTES,
   ) {
     for (const r of routes) {
       // fromBody answers without the full way, where permission rules are checked.
-      if (r.fromBody !== undefined && r.permissions.length > 0) throw new Error(`${r.procedure}: a route with permission rules cannot have fromBody`);
+      if (r.kind === 'hot' && r.fromBody !== undefined && r.permissions.length > 0) throw new Error(`${r.procedure}: a route with permission rules cannot have fromBody`);
     }
+    const mismatches = boundsMismatches(engineBounds(), new Map(routes.filter((r) => r.kind === 'hot').map((r) => [r.procedure, r.request])));
+    if (mismatches.length > 0) throw new Error(`the engine's body readers and the request schemas disagree (native/src/body.rs BOUNDS, src/schemas):\n  ${mismatches.join('\n  ')}`);
     const ajv = new Ajv({ allErrors: true, strict: true, useDefaults: true, coerceTypes: false });
     this.compiled = routes.map((route) => ({ route, validate: ajv.compile(route.request) }));
     this.compiled.forEach((c, i) => this.index.set(c.route.procedure, i));
@@ -82,44 +101,44 @@ export class Dispatcher {
   }
 
   dispatch(routeIndex: number, authorization: string, bytes: Uint8Array): DispatchResult {
-    const before = commitCount();
     let ctx: RequestCtx | undefined;
     try {
       const { route, validate } = this.compiled[routeIndex] as Compiled;
       // The common refusals (401, 400) are returned, not thrown: V8 computes a message
       // location for every throw under a native callback, which halved their rate.
-      const principal = authenticate(authorization);
-      if (principal instanceof ApiError) return { reply: this.fail(newRequestId(), principal), wrote: false };
-      ctx = new RequestCtx(principal, Date.now(), this.vaultKey);
-      // A hot call served from the body draws its request id in the native module.
-      const served = route.fromBody?.(bytes, ctx);
-      if (served !== undefined) return { reply: { status: 200, body: served.text, headers: undefined }, wrote: commitCount() !== before };
+      const principal = this.auth.authenticate(authorization);
+      if (principal instanceof ApiError) return { reply: this.fail(newRequestId(), principal), effect: Effect.None };
+      ctx = new RequestCtx(principal, Date.now(), this.services);
+      // A hot call served from the body draws its request id in the engine.
+      const served = route.kind === 'hot' ? route.fromBody?.(bytes, ctx) : undefined;
+      if (served !== undefined) return { reply: { status: 200, body: served.body, headers: undefined }, effect: served.effect };
       const input = parseJson(decodeBody(bytes), bytes);
       if (!validate(input)) {
         // At most MAX_REPORTED_ERRORS are listed: a body of many bad items must not make a
         // reply (and a stall) many times its own size.
         const all = validate.errors ?? [];
         const errors = fromAjv(all.slice(0, MAX_REPORTED_ERRORS), route.procedure);
-        const more = all.length > MAX_REPORTED_ERRORS ? ` (and ${all.length - MAX_REPORTED_ERRORS} more)` : '';
-        return { reply: this.fail(ctx.requestId, new ApiError('invalid_input', `The request body for ${route.procedure} is invalid: ${errors.map((e) => e.message).join('; ')}${more}.`, { errors })), wrote: commitCount() !== before };
+        return { reply: this.fail(ctx.requestId, invalidBody(route.procedure, errors, all.length - MAX_REPORTED_ERRORS)), effect: ctx.effect };
       }
       for (const rule of route.permissions) {
         const id = rule.idField === undefined ? undefined : (input as Record<string, unknown>)[rule.idField];
         requirePermission(ctx.principal, rule.resource, typeof id === 'string' ? id : undefined, rule.action);
       }
+      if (route.kind === 'hot') {
+        const answer = route.handler(input as never, ctx);
+        return { reply: { status: 200, body: answer.body, headers: undefined }, effect: answer.effect };
+      }
       const result = route.handler(input as never, ctx);
       let text: string;
-      if (result instanceof RawBody) {
-        text = result.text;
-      } else if (route.list === true) {
+      if (route.list === true) {
         const page = result as ListResult<unknown>;
         text = successBody(ctx.requestId, page.items, { cursor: page.cursor, hasMore: page.hasMore });
       } else {
         text = successBody(ctx.requestId, result);
       }
-      return { reply: { status: 200, body: text, headers: undefined }, wrote: commitCount() !== before };
+      return { reply: { status: 200, body: text, headers: undefined }, effect: ctx.effect };
     } catch (err) {
-      return { reply: this.fail(ctx?.requestId ?? newRequestId(), err), wrote: commitCount() !== before };
+      return { reply: this.fail(ctx?.requestId ?? newRequestId(), err), effect: ctx?.effect ?? Effect.None };
     }
   }
 
@@ -131,26 +150,46 @@ export class Dispatcher {
   private fail(requestId: string, err: unknown): Reply {
     const mapped = asStorageError(err);
     if (mapped instanceof ApiError) return errorReply(requestId, mapped, this.publicUrl);
-    this.log.error('unexpected error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
-    return errorReply(requestId, new ApiError('unexpected_error', `Something went wrong on our side (request ${requestId}); nothing was changed.`), this.publicUrl);
+    this.services.log.error('unexpected error', { requestId, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    return errorReply(requestId, unexpectedError(requestId), this.publicUrl);
   }
 }
 
 /**
  * A request's context. Its id is drawn when first asked for: a hot call answered from the
- * body bytes never asks (its reply carries an id the native module drew).
+ * body bytes never asks (its reply carries an id the engine drew).
  */
 class RequestCtx implements Ctx {
   private id: string | undefined = undefined;
+  /** Effect.Wrote once a transaction of this request committed. */
+  effect: Effect = Effect.None;
 
   constructor(
     readonly principal: Principal,
     readonly nowMs: number,
-    readonly vaultKey: string | undefined,
+    private readonly services: ThreadServices,
   ) {}
 
   get requestId(): string {
     return (this.id ??= newRequestId());
+  }
+
+  get vaultKey(): string | undefined {
+    return this.services.vaultKey;
+  }
+
+  get hot(): HotCalls {
+    return this.services.hot;
+  }
+
+  get jobs(): BackgroundJobs {
+    return this.services.jobs;
+  }
+
+  transact<T>(fn: () => T): T {
+    const result = this.services.writer.transact(fn);
+    this.effect = Effect.Wrote;
+    return result;
   }
 }
 
@@ -161,7 +200,7 @@ function decodeBody(bytes: Uint8Array): string {
   try {
     return utf8.decode(bytes);
   } catch {
-    throw new ApiError('malformed_json', 'The request body is not valid UTF-8.', { errors: [{ location: 'body', message: 'invalid UTF-8' }] });
+    throw malformedJson('The request body is not valid UTF-8.', { location: 'body', message: 'invalid UTF-8' });
   }
 }
 
@@ -201,22 +240,22 @@ function manyOpenings(bytes: Uint8Array): boolean {
 function parseJson(body: string, bytes: Uint8Array): unknown {
   // Nesting past MAX_JSON_DEPTH needs more opening brackets than most bodies have.
   if (manyOpenings(bytes) && nestingTooDeep(body)) {
-    throw new ApiError('malformed_json', `The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`, { errors: [{ location: 'body', message: `nesting deeper than ${MAX_JSON_DEPTH} levels` }] });
+    throw malformedJson(`The request body is nested more than ${MAX_JSON_DEPTH} levels deep.`, { location: 'body', message: `nesting deeper than ${MAX_JSON_DEPTH} levels` });
   }
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch (err) {
     if (body.trim() === '') {
-      throw new ApiError('malformed_json', 'The request body is empty; send a JSON object.', { errors: [{ location: 'body', message: 'empty body', fix: 'send a JSON object, e.g. {}' }] });
+      throw malformedJson('The request body is empty; send a JSON object.', { location: 'body', message: 'empty body', fix: 'send a JSON object, e.g. {}' });
     }
     const why = err instanceof RangeError ? 'it is nested too deeply' : (err as Error).message;
-    throw new ApiError('malformed_json', `The request body is not valid JSON: ${why}.`, { errors: [{ location: 'body', message: 'malformed JSON' }] });
+    throw malformedJson(`The request body is not valid JSON: ${why}.`, { location: 'body', message: 'malformed JSON' });
   }
   // A \uD800–\uDFFF escape can smuggle an unpaired surrogate into a string, which is not text
   // (it has no UTF-8 form). Only bodies with such an escape are walked.
   if (/\\u[dD][89a-fA-F]/.test(body) && !wellFormed(value)) {
-    throw new ApiError('malformed_json', 'The request body contains a string with an unpaired UTF-16 surrogate escape (\\uD800–\\uDFFF); strings must be valid Unicode text.', { errors: [{ location: 'body', message: 'unpaired surrogate in a string' }] });
+    throw malformedJson('The request body contains a string with an unpaired UTF-16 surrogate escape (\\uD800–\\uDFFF); strings must be valid Unicode text.', { location: 'body', message: 'unpaired surrogate in a string' });
   }
   return value;
 }

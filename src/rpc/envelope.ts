@@ -3,7 +3,6 @@
 // always present on 400s (the SDK requires the array).
 import { CATALOGUE, errorPath } from '../errors/catalogue.js';
 import type { ApiError } from '../errors/apiError.js';
-import { RawJson } from '../domain/rawJson.js';
 
 export interface Reply {
   status: number;
@@ -11,9 +10,9 @@ export interface Reply {
   headers: Record<string, string> | undefined;
 }
 
-/** The native hot calls write this same body themselves (RawBody; native/src/hot.rs envelope_head). */
+/** The engine's hot calls write this same envelope themselves (native/src/hot.rs Scratch::envelope; test/engine/envelope.test.ts compares them). */
 export function successBody(requestId: string, data: unknown, pagination?: { cursor: string | undefined; hasMore: boolean }): string {
-  if (pagination === undefined) return `{"meta":{"requestId":"${requestId}"},"data":${data instanceof RawJson ? data.text : JSON.stringify(data)}}`;
+  if (pagination === undefined) return `{"meta":{"requestId":"${requestId}"},"data":${JSON.stringify(data)}}`;
   const page = pagination.cursor === undefined ? { hasMore: pagination.hasMore } : { cursor: pagination.cursor, hasMore: pagination.hasMore };
   return `{"meta":{"requestId":"${requestId}"},"data":${JSON.stringify(data)},"pagination":${JSON.stringify(page)}}`;
 }

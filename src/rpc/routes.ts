@@ -2,9 +2,9 @@
 // (compiled once by ajv, published in /openapi.json), the root-key permissions checked
 // before the handler, the handler, and whether it is a hot (native, inline) or management
 // procedure. `ratelimits.*` procedures are also served as `ratelimit.*` (dispatch.ts).
-import type { Resource } from '../auth/permissions.js';
-import type { RawBody } from '../domain/rawJson.js';
-import type { Ctx } from '../procedures/context.js';
+import type { Resource } from '../domain/grants.js';
+import type { Served } from '../engine/hotCalls.js';
+import type { Ctx } from '../request/context.js';
 import type { JsonSchema } from '../schemas/common.js';
 import * as apisSchemas from '../schemas/apis.js';
 import { createApi } from '../procedures/apis/createApi.js';
@@ -45,7 +45,7 @@ import { deleteIdentity } from '../procedures/identities/deleteIdentity.js';
 
 import * as rlSchemas from '../schemas/ratelimits.js';
 import { limit, limitFromBody } from '../procedures/ratelimits/limit.js';
-import { multiLimit } from '../procedures/ratelimits/multiLimit.js';
+import { multiLimit, multiLimitFromBody } from '../procedures/ratelimits/multiLimit.js';
 import { setOverride } from '../procedures/ratelimits/setOverride.js';
 import { getOverride } from '../procedures/ratelimits/getOverride.js';
 import { listOverrides } from '../procedures/ratelimits/listOverrides.js';
@@ -66,10 +66,9 @@ export interface PermissionRule {
   readonly idField?: string;
 }
 
-export interface Route {
+interface RouteBase {
   readonly procedure: string;
   readonly summary: string;
-  readonly kind: 'hot' | 'mgmt';
   readonly request: JsonSchema;
   /** Schema of `data` (of each item for list procedures). */
   readonly response: JsonSchema;
@@ -77,16 +76,29 @@ export interface Route {
   readonly permissions: readonly PermissionRule[];
   /** Permissions the handler checks once it knows the resource (e.g. the key's API). */
   readonly handlerPermissions?: string;
-  readonly handler: (input: never, ctx: Ctx) => unknown;
-  /**
-   * Hot procedures: the whole call made by the engine from the body bytes when the body is
-   * in its plain form (native/src/body.rs), skipping JSON.parse, ajv and the handler; it
-   * returns undefined, having done nothing, for every other body, which then goes the full
-   * way. Permission rules are checked on the full way only, so a route with `permissions`
-   * cannot have this (the Dispatcher refuses it).
-   */
-  readonly fromBody?: (body: Uint8Array, ctx: Ctx) => RawBody | undefined;
 }
+
+/** A management procedure: TypeScript over the store; the dispatcher writes the envelope. */
+export interface MgmtRoute extends RouteBase {
+  readonly kind: 'mgmt';
+  readonly handler: (input: never, ctx: Ctx) => unknown;
+}
+
+/**
+ * A hot procedure: one engine call (engine/hotCalls.ts), which writes the whole envelope and
+ * reports its effect. `fromBody` makes that call straight from the body bytes, skipping
+ * JSON.parse, ajv and the handler; the engine declines (undefined, having done nothing) the
+ * bodies its reader does not take, which then go the full way: the handler hands the
+ * validated input to the same call. Permission rules are checked on the full way only, so a
+ * hot route with `permissions` cannot have fromBody (the Dispatcher refuses it).
+ */
+export interface HotRoute extends RouteBase {
+  readonly kind: 'hot';
+  readonly handler: (input: never, ctx: Ctx) => Served;
+  readonly fromBody?: (body: Uint8Array, ctx: Ctx) => Served | undefined;
+}
+
+export type Route = MgmtRoute | HotRoute;
 
 export const ROUTES: readonly Route[] = [
   {
@@ -429,6 +441,7 @@ export const ROUTES: readonly Route[] = [
     permissions: [],
     handlerPermissions: 'ratelimits.<namespaceId>.limit for every namespace; ratelimits.*.create_namespace and ratelimits.*.limit for new ones',
     handler: multiLimit,
+    fromBody: multiLimitFromBody,
   },
   {
     procedure: 'ratelimits.setOverride',

@@ -1,10 +1,10 @@
 import { newId } from '../domain/ids.js';
-import { decode, getRecord, putRecord, scanPrefix, transact } from './db.js';
+import { decode, getRecord, putRecord, scanPrefix, type Writer } from './db.js';
 import type { ApiRecord } from './records.js';
 
-export function insertApi(workspaceId: string, name: string, nowMs: number): ApiRecord {
+export function insertApi(w: Writer, workspaceId: string, name: string, nowMs: number): ApiRecord {
   const api: ApiRecord = { id: newId('api', nowMs), workspaceId, name, createdAtMs: nowMs };
-  transact(() => putRecord('apis', api.id, api));
+  w.transact(() => putRecord('apis', api.id, api));
   return api;
 }
 
@@ -15,8 +15,8 @@ export function findApi(workspaceId: string, apiId: string): ApiRecord | undefin
 }
 
 /** Soft delete; returns false when the API was not found for this workspace. */
-export function markApiDeleted(workspaceId: string, apiId: string, nowMs: number): boolean {
-  return transact(() => {
+export function markApiDeleted(w: Writer, workspaceId: string, apiId: string, nowMs: number): boolean {
+  return w.transact(() => {
     const api = findApi(workspaceId, apiId);
     if (api === undefined) return false;
     putRecord('apis', apiId, { ...api, deletedAtMs: nowMs });

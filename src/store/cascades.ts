@@ -12,7 +12,7 @@
 // resumes it; a permission created
 // again under a gone slug first finishes the unlinking of the old one (`settleGone`), so
 // no key that held the old one gets the new one.
-import { delRecord, getRecord, putRecord, putText, scanPrefix, transact } from './db.js';
+import { delRecord, getRecord, putRecord, putText, scanPrefix, type Writer } from './db.js';
 import { allGone, gonePermissionId, goneKey } from './gone.js';
 import { idxAll, idxDel, idxList } from './indexes.js';
 import { getKeyRecord, saveKey } from './keys.js';
@@ -82,8 +82,8 @@ export const UNLINK_BATCH = 200;
  * transaction); returns how many keys it visited, 0 once none is left (the unlinking's
  * records are then removed). A key that no longer holds it only loses the index entry.
  */
-export function unlinkBatch(u: Unlinking, nowMs: number): number {
-  return transact(() => unlinkSome(u, UNLINK_BATCH, nowMs));
+export function unlinkBatch(w: Writer, u: Unlinking, nowMs: number): number {
+  return w.transact(() => unlinkSome(u, UNLINK_BATCH, nowMs));
 }
 
 /** `unlinkBatch`'s body, inside the caller's transaction. */

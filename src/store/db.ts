@@ -1,9 +1,10 @@
 // Typed access to the native store for management code: msgpack records, ordered scans,
 // atomic read-modify-write. No HTTP types here.
 import { Packr } from 'msgpackr';
-import { native, errorCode, type Table, type StoreKey } from '../engine/native.js';
-import { ApiError } from '../errors/apiError.js';
-import { closeBatch, noteCommit } from './durability.js';
+import type { DurabilityGate } from '../engine/durability.js';
+import { native, errorCode, type StoreKey } from '../engine/native.js';
+import type { Table } from '../engine/tables.js';
+import { storageUnavailable } from '../errors/errors.js';
 
 // Plain maps (no msgpackr record extension), so any msgpack reader, the Rust engine's
 // included, decodes what we write.
@@ -17,15 +18,9 @@ export function decode<T>(buf: Buffer): T {
   return packr.unpack(buf) as T;
 }
 
-// Reads land in one reusable buffer (decoding copies what it keeps), so a read allocates
-// no Buffer unless the value is larger than this.
-const readBuffer = Buffer.allocUnsafe(64 * 1024);
-
-/** The raw value: a view of the shared read buffer (valid until the next read) or a fresh Buffer. */
+/** The raw value, a Buffer of its own, or undefined. */
 function read(table: Table, key: StoreKey): Buffer | undefined {
-  const len = native.getInto(table, key, readBuffer);
-  if (len < 0) return undefined;
-  return len <= readBuffer.length ? readBuffer.subarray(0, len) : native.get(table, key);
+  return native.get(table, key);
 }
 
 export function getRecord<T>(table: Table, key: StoreKey): T | undefined {
@@ -86,26 +81,43 @@ function prefixEnd(prefix: string): Buffer | null {
 }
 
 /**
- * One atomic write transaction. `fn` may run more than once (the store grew and retried),
- * so it must only read and write the store. Storage failures become a 503 ApiError.
+ * What runs write transactions: the request's context in the server (which commits the
+ * thread's open batch of hot calls first and records that the request wrote), or `direct`
+ * where no batch can be open (the CLI, start-up, tests driving the store by hand).
  */
-export function transact<T>(fn: () => T): T {
-  closeBatch();
+export interface Writer {
+  /**
+   * One atomic write transaction. `fn` may run more than once (the store grew and retried),
+   * so it must only read and write the store. Storage failures become a 503 ApiError.
+   */
+  transact<T>(fn: () => T): T;
+}
+
+/** Commits `fn` as one transaction on this thread, which must have no batch open. */
+export function commit<T>(fn: () => T): T {
   try {
-    const result = native.transaction(fn);
-    noteCommit();
-    return result;
+    return native.transaction(fn);
   } catch (err) {
     throw asStorageError(err);
   }
 }
 
+/** Writes outside the server's serving threads: each transaction committed as it comes. */
+export const direct: Writer = { transact: commit };
+
+/** Writes on a serving thread: its open batch of hot calls is committed first (one writer per thread). */
+export function gatedWriter(gate: Pick<DurabilityGate, 'beforeWrite'>): Writer {
+  return {
+    transact(fn) {
+      gate.beforeWrite();
+      return commit(fn);
+    },
+  };
+}
+
 /** A storage failure (not our own ApiError) → 503 storage_unavailable; others pass through. */
 export function asStorageError(err: unknown): unknown {
-  if (err instanceof ApiError) return err;
   const code = errorCode(err);
-  if (code === 'STORE_IO' || code === 'STORE_CLOSED' || code === 'STORE_RETRY_MAP_FULL') {
-    return new ApiError('storage_unavailable', `The store could not complete the write: ${(err as Error).message}. Nothing was changed.`);
-  }
+  if (code === 'STORE_IO' || code === 'STORE_CLOSED' || code === 'STORE_RETRY_MAP_FULL') return storageUnavailable(`The store could not complete the write: ${(err as Error).message}. Nothing was changed.`);
   return err;
 }

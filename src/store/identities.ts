@@ -1,6 +1,6 @@
 // Identities in the store (records.ts IdentityRecord). Inside the caller's transaction.
 import { newId } from '../domain/ids.js';
-import { ApiError } from '../errors/apiError.js';
+import { identityExists } from '../errors/errors.js';
 import { getRecord, putRecord } from './db.js';
 import { idxGet, idxPut } from './indexes.js';
 import { IDX, type IdentityRecord, type RatelimitDef } from './records.js';
@@ -14,7 +14,7 @@ export function findIdentity(workspaceId: string, idOrExternalId: string): Ident
 
 export function insertIdentity(workspaceId: string, externalId: string, fields: { metaJson?: string; ratelimits?: RatelimitDef[] }, nowMs: number): IdentityRecord {
   if (idxGet(IDX.identExt(workspaceId, externalId)) !== undefined) {
-    throw new ApiError('identity_already_exists', `An identity with externalId '${externalId}' already exists in this workspace.`);
+    throw identityExists(externalId);
   }
   const record: IdentityRecord = { id: newId('id', nowMs), workspaceId, externalId, ratelimits: fields.ratelimits ?? [], createdAtMs: nowMs };
   if (fields.metaJson !== undefined) record.metaJson = fields.metaJson;

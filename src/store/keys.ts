@@ -2,7 +2,7 @@
 // keyId → hash entry in keys, its API listing entry, its credits and the reverse indexes of
 // its roles, permissions and identity.
 // Functions here run inside the caller's transaction unless they say otherwise.
-import { native, credits, type CreditsTuple } from '../engine/native.js';
+import { native, type CreditsTuple } from '../engine/native.js';
 import { getRecord, putRecord, putText } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
 import { IDX, type ApiRecord, type KeyRecord } from './records.js';
@@ -74,14 +74,14 @@ export function removeKey(record: KeyRecord): void {
 }
 
 export function readCredits(keyId: string, nowMs: number): CreditsTuple | undefined {
-  return credits.creditsGet(keyId, nowMs);
+  return native.creditsGet(keyId, nowMs);
 }
 
 export function writeCredits(keyId: string, c: CreditsTuple): void {
-  credits.creditsSet(keyId, c[0], c[1], c[2], c[3]);
+  native.creditsSet(keyId, c[0], c[1], c[2], c[3]);
 }
 
 /** The key becomes unlimited. */
 export function deleteCredits(keyId: string): void {
-  credits.creditsDelete(keyId);
+  native.creditsDelete(keyId);
 }

@@ -1,6 +1,6 @@
 // Permissions and roles in the store (records.ts). Inside the caller's transaction.
 import { newId } from '../domain/ids.js';
-import { ApiError } from '../errors/apiError.js';
+import { assignedRoleNotFound, permissionExists, roleExists } from '../errors/errors.js';
 import { getRecord, putRecord } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
 import { IDX, type PermissionRecord, type RoleRecord } from './records.js';
@@ -15,7 +15,7 @@ export function findPermission(workspaceId: string, idOrSlug: string): Permissio
 
 export function insertPermission(workspaceId: string, fields: { slug: string; name: string; description?: string }, nowMs: number): PermissionRecord {
   if (idxGet(IDX.permSlug(workspaceId, fields.slug)) !== undefined) {
-    throw new ApiError('permission_already_exists', `A permission with slug '${fields.slug}' already exists in this workspace.`);
+    throw permissionExists(fields.slug);
   }
   // A deleted permission of this slug still on some keys is taken off them first (cascades.ts).
   settleGone(workspaceId, fields.slug, nowMs);
@@ -59,7 +59,7 @@ export function requireRoles(workspaceId: string, names: readonly string[]): Rol
   const out: RoleRecord[] = [];
   for (const name of names) {
     const role = findRole(workspaceId, name);
-    if (role === undefined) throw new ApiError('role_not_found', `Role '${name}' was not found in this workspace; create it with permissions.createRole first.`);
+    if (role === undefined) throw assignedRoleNotFound(name);
     if (!out.some((r) => r.id === role.id)) out.push(role);
   }
   return out;
@@ -67,7 +67,7 @@ export function requireRoles(workspaceId: string, names: readonly string[]): Rol
 
 export function insertRole(workspaceId: string, fields: { name: string; description?: string }, permissions: readonly PermissionRecord[], nowMs: number): RoleRecord {
   if (idxGet(IDX.roleName(workspaceId, fields.name)) !== undefined) {
-    throw new ApiError('role_already_exists', `A role with name '${fields.name}' already exists in this workspace.`);
+    throw roleExists(fields.name);
   }
   const record: RoleRecord = { id: newId('role', nowMs), workspaceId, name: fields.name, permissions: [], createdAtMs: nowMs };
   if (fields.description !== undefined) record.description = fields.description;

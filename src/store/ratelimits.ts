@@ -1,7 +1,7 @@
 // Rate-limit namespaces and overrides in the store (records.ts). Windows belong to the
 // engine (native/src/limit.rs) and are never touched here.
 import { newId } from '../domain/ids.js';
-import { getRecord, putRecord, transact } from './db.js';
+import { getRecord, putRecord, type Writer } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
 import { native } from '../engine/native.js';
 import { IDX, type NamespaceRecord, type OverrideRecord } from './records.js';
@@ -19,34 +19,25 @@ export function overrideKey(namespaceId: string, identifier: string): string {
   return `${namespaceId}/${identifier.includes('*') ? 'w' : 'e'}/${storageId(identifier)}`;
 }
 
-// Namespaces are never deleted, so each thread may keep what it has looked up.
-const cache = new Map<string, NamespaceRecord>();
-
 /** The namespace table key: names are stored like identifiers (storageId). */
 function namespaceKey(workspaceId: string, name: string): string {
   return `${workspaceId}/${storageId(name)}`;
 }
 
+/** The namespace by its name, else (an `rlns_` id) by its id; native/src/limit.rs namespace_id resolves it the same way. */
 export function findNamespace(workspaceId: string, nameOrId: string): NamespaceRecord | undefined {
-  const cacheKey = `${workspaceId}/${nameOrId}`;
-  const hit = cache.get(cacheKey);
-  if (hit !== undefined) return hit;
   let record = getRecord<NamespaceRecord>('ratelimit_namespaces', namespaceKey(workspaceId, nameOrId));
   if (record === undefined && nameOrId.startsWith('rlns_')) {
     const key = idxGet(IDX.nsId(nameOrId));
     const byId = key === undefined ? undefined : getRecord<NamespaceRecord>('ratelimit_namespaces', key);
     if (byId?.workspaceId === workspaceId) record = byId;
   }
-  if (record !== undefined) {
-    if (cache.size > 100_000) cache.clear();
-    cache.set(cacheKey, record);
-  }
   return record;
 }
 
 /** The namespace with this name, created when missing (concurrent creators agree on one). */
-export function ensureNamespace(workspaceId: string, name: string, nowMs: number): NamespaceRecord {
-  return findNamespace(workspaceId, name) ?? transact(() => {
+export function ensureNamespace(w: Writer, workspaceId: string, name: string, nowMs: number): NamespaceRecord {
+  return findNamespace(workspaceId, name) ?? w.transact(() => {
     const key = namespaceKey(workspaceId, name);
     const existing = getRecord<NamespaceRecord>('ratelimit_namespaces', key);
     if (existing !== undefined) return existing;
@@ -58,8 +49,8 @@ export function ensureNamespace(workspaceId: string, name: string, nowMs: number
 }
 
 /** Upsert keyed by (namespace, identifier): an existing override keeps its id. */
-export function upsertOverride(ns: NamespaceRecord, identifier: string, limit: number, durationMs: number, nowMs: number): OverrideRecord {
-  return transact(() => {
+export function upsertOverride(w: Writer, ns: NamespaceRecord, identifier: string, limit: number, durationMs: number, nowMs: number): OverrideRecord {
+  return w.transact(() => {
     const key = overrideKey(ns.id, identifier);
     const existing = getRecord<OverrideRecord>('ratelimit_overrides', key);
     const record: OverrideRecord = { id: existing?.id ?? newId('rlor', nowMs), namespaceId: ns.id, identifier, limit, durationMs, createdAtMs: existing?.createdAtMs ?? nowMs };
@@ -70,8 +61,8 @@ export function upsertOverride(ns: NamespaceRecord, identifier: string, limit: n
 }
 
 /** Deletes the override stored under exactly this identifier; false if there is none. */
-export function removeOverride(ns: NamespaceRecord, identifier: string): boolean {
-  return transact(() => {
+export function removeOverride(w: Writer, ns: NamespaceRecord, identifier: string): boolean {
+  return w.transact(() => {
     const key = overrideKey(ns.id, identifier);
     const existing = getRecord<OverrideRecord>('ratelimit_overrides', key);
     if (existing === undefined) return false;

@@ -1,8 +1,8 @@
 import { randomBytes } from '../domain/random.js';
 import { base58 } from '../domain/base58.js';
 import { newId } from '../domain/ids.js';
-import { normalizeGrant } from '../auth/permissions.js';
-import { delRecord, getNumber, getRecord, getText, putNumber, putRecord, putText, scanPrefix, transact, decode } from './db.js';
+import { normalizeGrant } from '../domain/grants.js';
+import { delRecord, getNumber, getRecord, getText, putNumber, putRecord, putText, scanPrefix, decode, type Writer } from './db.js';
 import { native } from '../engine/native.js';
 import { META_ROOT_KEYS_VERSION, type RootKeyRecord, type WorkspaceRecord } from './records.js';
 
@@ -25,9 +25,9 @@ export function rootKeysVersion(): number {
   return native.rootKeysVersion();
 }
 
-export function createWorkspace(nowMs: number): WorkspaceRecord {
+export function createWorkspace(w: Writer, nowMs: number): WorkspaceRecord {
   const ws: WorkspaceRecord = { id: newId('ws', nowMs), createdAtMs: nowMs };
-  transact(() => putRecord('workspaces', ws.id, ws));
+  w.transact(() => putRecord('workspaces', ws.id, ws));
   return ws;
 }
 
@@ -56,9 +56,9 @@ export function insertRootKey(workspaceId: string, key: string, permissions: rea
   return record;
 }
 
-export function createRootKey(workspaceId: string, permissions: readonly string[], nowMs: number): { record: RootKeyRecord; key: string } {
+export function createRootKey(w: Writer, workspaceId: string, permissions: readonly string[], nowMs: number): { record: RootKeyRecord; key: string } {
   const key = generateRootKey();
-  const record = transact(() => {
+  const record = w.transact(() => {
     if (getWorkspace(workspaceId) === undefined) throw new Error(`workspace ${workspaceId} does not exist`);
     return insertRootKey(workspaceId, key, permissions, nowMs);
   });
@@ -76,8 +76,8 @@ export function listRootKeys(workspaceId?: string): RootKeyRecord[] {
     .filter((r) => workspaceId === undefined || r.workspaceId === workspaceId);
 }
 
-export function revokeRootKey(id: string): boolean {
-  return transact(() => {
+export function revokeRootKey(w: Writer, id: string): boolean {
+  return w.transact(() => {
     const record = getRecord<RootKeyRecord>('root_keys', id);
     if (record === undefined) return false;
     delRecord('root_keys', id);

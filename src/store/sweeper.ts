@@ -8,9 +8,9 @@
 // records to delete (a backlog: the end of a burst of new identifiers, a store written
 // before the commits did this), the next one comes after BACKLOG_INTERVAL_MS instead of the
 // interval, so a backlog of millions goes in minutes, in transactions as short as ever.
-import { limiter } from '../engine/native.js';
+import type { DurabilityGate } from '../engine/durability.js';
+import { native } from '../engine/native.js';
 import type { Logger } from '../log.js';
-import { closeBatch } from './durability.js';
 
 export const WINDOWS_PER_TICK = 2000;
 export const BACKLOG_INTERVAL_MS = 50;
@@ -20,13 +20,14 @@ export function nextSweepDelay(intervalMs: number, deleted: number, atEnd: boole
   return !atEnd && deleted * 2 >= WINDOWS_PER_TICK ? Math.min(BACKLOG_INTERVAL_MS, intervalMs) : intervalMs;
 }
 
-export function startWindowSweeper(intervalMs: number, log: Logger): () => void {
+/** Sweeps on this thread, whose open batch of hot calls `gate` commits before each tick's transaction. */
+export function startWindowSweeper(intervalMs: number, gate: DurabilityGate, log: Logger): () => void {
   let timer: NodeJS.Timeout | undefined;
   const tick = (): void => {
     let delay = intervalMs;
     try {
-      closeBatch();
-      const [deleted, atEnd] = limiter.sweepLog(Date.now(), WINDOWS_PER_TICK);
+      gate.beforeWrite();
+      const [deleted, atEnd] = native.sweepLog(Date.now(), WINDOWS_PER_TICK);
       if (deleted > 0) log.debug('swept stale rate-limit windows and superseded records', { deleted });
       delay = nextSweepDelay(intervalMs, deleted, atEnd);
     } catch (err) {

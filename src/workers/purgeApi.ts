@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { native } from '../engine/native.js';
 import { apiKeyIds } from '../store/apis.js';
-import { delRecord, getRecord, transact } from '../store/db.js';
+import { delRecord, direct, getRecord, type Writer } from '../store/db.js';
 import { getKeyRecord, removeKey } from '../store/keys.js';
 import { unlinkBatch, type Unlinking } from '../store/cascades.js';
 import type { ApiRecord } from '../store/records.js';
@@ -23,8 +23,8 @@ export interface PurgeTask {
 }
 
 /** Deletes up to BATCH keys of the API; returns how many it deleted. */
-export function purgeBatch(apiId: string): number {
-  return transact(() => {
+export function purgeBatch(w: Writer, apiId: string): number {
+  return w.transact(() => {
     const ids = apiKeyIds(apiId, undefined, BATCH);
     for (const id of ids) {
       const key = getKeyRecord(id);
@@ -43,10 +43,10 @@ export function purgeBatch(apiId: string): number {
 // of 40,000 keys took 0.56 s during which verifications waited up to 23 ms (p99 of an 8 s
 // run 22.8 ms, 1.7 ms without the deletion).
 const REST_FACTOR = 2;
-const rest = new Int32Array(new SharedArrayBuffer(4));
 
 /** Runs `batch` until it does nothing, resting between batches; returns the total it did. */
 function paced(batch: () => number): number {
+  const rest = new Int32Array(new SharedArrayBuffer(4));
   let total = 0;
   for (;;) {
     const started = performance.now();
@@ -61,6 +61,6 @@ function paced(batch: () => number): number {
 export default function run(task: PurgeTask): number {
   native.open(task.dataDir, false, 0, task.initialMapBytes, task.writeMap);
   const { unlinking, apiId } = task;
-  if (unlinking !== undefined) return paced(() => unlinkBatch(unlinking, Date.now()));
-  return apiId === undefined ? 0 : paced(() => purgeBatch(apiId));
+  if (unlinking !== undefined) return paced(() => unlinkBatch(direct, unlinking, Date.now()));
+  return apiId === undefined ? 0 : paced(() => purgeBatch(direct, apiId));
 }

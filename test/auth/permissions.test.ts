@@ -1,14 +1,7 @@
-// Pure grant matching (src/auth/permissions.ts): no store, no server.
+// Pure grant syntax and matching (src/domain/grants.ts, src/auth/permissions.ts): no store, no server.
 import { describe, expect, it } from 'vitest';
-import {
-  canonicalResource,
-  grantAllows,
-  grantAllowsSomeId,
-  isValidGrant,
-  neededPermissions,
-  normalizeGrant,
-  Principal,
-} from '../../src/auth/permissions.js';
+import { grantAllows, grantAllowsSomeId, neededPermissions, Principal } from '../../src/auth/permissions.js';
+import { canonicalResource, isValidGrant, normalizeGrant } from '../../src/domain/grants.js';
 
 const principal = (...grants: string[]): Principal => new Principal('ws_1', 'rk_1', grants.map(normalizeGrant));
 

@@ -15,6 +15,7 @@ import { loadConfig } from '../../src/config.js';
 import { openThread, type ServingThread } from '../../src/serve.js';
 import { bootstrap } from '../../src/bootstrap.js';
 import { createRootKey, createWorkspace } from '../../src/store/rootKeys.js';
+import { direct } from '../../src/store/db.js';
 import { randomRootKey, type CallResult } from './server.js';
 
 export interface InProcessServer {
@@ -44,7 +45,7 @@ export function inProcessServer(opts: { env?: Record<string, string> } = {}): ()
     const config = loadConfig({ KEYWARD_DATA_DIR: dir, KEYWARD_ROOT_KEY: rootKey, KEYWARD_PUBLIC_URL: URL_BASE, KEYWARD_LOG_LEVEL: 'silent', KEYWARD_MAP_BYTES: String(16 * 1024 * 1024), ...opts.env });
     const t = openThread(config);
     thread = t;
-    const boot = bootstrap(rootKey, Date.now());
+    const boot = bootstrap(direct, rootKey, Date.now());
     if (typeof boot !== 'object') throw new Error(`bootstrap of a fresh store answered ${boot}`);
     const workspaceId = boot.workspaceId;
     server = {
@@ -54,10 +55,10 @@ export function inProcessServer(opts: { env?: Record<string, string> } = {}): ()
       workspaceId,
       request: (procedure, body, authorization) => t.request(procedure, body, authorization).then(toCallResult),
       rootKeyWith(permissions, ws = workspaceId) {
-        const { record, key } = createRootKey(ws, permissions, Date.now());
+        const { record, key } = createRootKey(direct, ws, permissions, Date.now());
         return { key, rootKeyId: record.id, workspaceId: ws };
       },
-      newWorkspace: () => createWorkspace(Date.now()).id,
+      newWorkspace: () => createWorkspace(direct, Date.now()).id,
     };
   });
   afterAll(async () => {

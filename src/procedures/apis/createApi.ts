@@ -1,7 +1,7 @@
 import { insertApi } from '../../store/apis.js';
-import type { Ctx } from '../context.js';
+import type { Ctx } from '../../request/context.js';
 
 export function createApi(input: { name: string }, ctx: Ctx): { apiId: string; id: string; name: string } {
-  const api = insertApi(ctx.principal.workspaceId, input.name, ctx.nowMs);
+  const api = insertApi(ctx, ctx.principal.workspaceId, input.name, ctx.nowMs);
   return { apiId: api.id, id: api.id, name: api.name };
 }

@@ -1,11 +1,10 @@
 import { markApiDeleted } from '../../store/apis.js';
-import { purgeApiInBackground } from '../../workers/pool.js';
-import type { Ctx } from '../context.js';
-import { apiNotFound } from './getApi.js';
+import type { Ctx } from '../../request/context.js';
+import { apiNotFound } from '../../errors/errors.js';
 
 /** The API and its keys are not found from the next request on; the keys are removed in the background. */
 export function deleteApi(input: { apiId: string }, ctx: Ctx): Record<string, never> {
-  if (!markApiDeleted(ctx.principal.workspaceId, input.apiId, ctx.nowMs)) throw apiNotFound(input.apiId);
-  void purgeApiInBackground(input.apiId);
+  if (!markApiDeleted(ctx, ctx.principal.workspaceId, input.apiId, ctx.nowMs)) throw apiNotFound(input.apiId);
+  void ctx.jobs.purgeApi(input.apiId);
   return {};
 }

@@ -4,10 +4,10 @@ import { paginate, type IdSource } from '../../store/paginate.js';
 import { findIdentity } from '../../store/identities.js';
 import { idxList } from '../../store/indexes.js';
 import { IDX } from '../../store/records.js';
-import type { Ctx, ListResult } from '../context.js';
-import { keyView, type KeyView } from '../keys/view.js';
-import { apiNotFound } from './getApi.js';
-import { decryptPlaintext } from '../keys/recover.js';
+import type { Ctx, ListResult } from '../../request/context.js';
+import { keyView, type KeyView } from '../../views/keys.js';
+import { apiNotFound } from '../../errors/errors.js';
+import { decryptPlaintext } from '../../lookups/keys.js';
 
 export interface ListKeysInput {
   apiId: string;

@@ -2,9 +2,10 @@ import { getRecord } from '../../store/db.js';
 import { idxList } from '../../store/indexes.js';
 import { paginate } from '../../store/paginate.js';
 import { IDX, type IdentityRecord } from '../../store/records.js';
-import type { Ctx, ListResult } from '../context.js';
-import { listTag, searchFilter } from '../permissions/search.js';
-import { identityView, requireIdentityAction, type IdentityView } from './view.js';
+import type { Ctx, ListResult } from '../../request/context.js';
+import { listTag, searchFilter } from '../../domain/search.js';
+import { requireIdentityAction } from '../../lookups/identities.js';
+import { identityView, type IdentityView } from '../../views/identities.js';
 
 /** Identities in id order; a root key with per-identity grants sees only those identities. */
 export function listIdentities(input: { limit: number; cursor?: string; search?: string }, ctx: Ctx): ListResult<IdentityView> {

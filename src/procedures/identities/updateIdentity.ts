@@ -1,9 +1,10 @@
-import { transact } from '../../store/db.js';
 import { saveIdentity } from '../../store/identities.js';
 import type { IdentityRecord } from '../../store/records.js';
-import type { Ctx } from '../context.js';
-import { ratelimitDefs, type RatelimitInput } from '../keys/fields.js';
-import { identityFor, identityMetaJson, identityView, type IdentityView } from './view.js';
+import type { Ctx } from '../../request/context.js';
+import { ratelimitDefs, type RatelimitInput } from '../../fields/keys.js';
+import { identityMetaJson } from '../../fields/meta.js';
+import { identityFor } from '../../lookups/identities.js';
+import { identityView, type IdentityView } from '../../views/identities.js';
 
 export interface UpdateIdentityInput {
   identity: string;
@@ -14,7 +15,7 @@ export interface UpdateIdentityInput {
 /** Omitted fields stay; `meta: null` clears; `ratelimits` replaces the set (same names keep their ids). */
 export function updateIdentity(input: UpdateIdentityInput, ctx: Ctx): IdentityView {
   const meta = input.meta === undefined || input.meta === null ? input.meta : identityMetaJson(input.meta);
-  return transact(() => {
+  return ctx.transact(() => {
     const before = identityFor(ctx, input.identity, 'update_identity');
     const record: IdentityRecord = { ...before };
     if (meta === null) delete record.metaJson;

@@ -1,6 +1,6 @@
-import type { Ctx } from '../context.js';
-import type { PermissionView } from '../permissions/view.js';
-import { assignPermissions } from './assign.js';
+import type { Ctx } from '../../request/context.js';
+import type { PermissionView } from '../../views/permissions.js';
+import { assignPermissions } from '../../edits/keyAssignments.js';
 
 export function addPermissions(input: { keyId: string; permissions: string[] }, ctx: Ctx): PermissionView[] {
   return assignPermissions('add', input, ctx);

@@ -2,17 +2,17 @@ import { requirePermission } from '../../auth/require.js';
 import { newId } from '../../domain/ids.js';
 import { generateKey } from '../../domain/keyMaterial.js';
 import { seal } from '../../domain/vault.js';
-import { invalidInput } from '../../errors/apiError.js';
+import { invalidInput } from '../../errors/errors.js';
 import { findApi } from '../../store/apis.js';
-import { transact } from '../../store/db.js';
 import { upsertIdentity } from '../../store/identities.js';
 import { keyHashBytes, saveKey, writeCredits } from '../../store/keys.js';
 import { ensurePermissions, requireRoles } from '../../store/permissions.js';
 import type { KeyRecord } from '../../store/records.js';
-import { apiNotFound } from '../apis/getApi.js';
-import type { Ctx } from '../context.js';
-import { metaJson, ratelimitDefs, refillTuple, type RatelimitInput, type RefillInput } from './fields.js';
-import { vaultMissing } from './recover.js';
+import { apiNotFound } from '../../errors/errors.js';
+import type { Ctx } from '../../request/context.js';
+import { ratelimitDefs, refillTuple, type RatelimitInput, type RefillInput } from '../../fields/keys.js';
+import { metaJson } from '../../fields/meta.js';
+import { vaultMissing } from '../../errors/errors.js';
 
 export interface CreateKeyInput {
   apiId: string;
@@ -61,7 +61,7 @@ export function createKey(input: CreateKeyInput, ctx: Ctx): { keyId: string; key
   if (input.expires !== undefined) record.expiresAtMs = input.expires;
   if (meta !== undefined) record.metaJson = meta;
   if (input.recoverable && ctx.vaultKey !== undefined) record.vault = seal(ctx.vaultKey, keyId, key);
-  transact(() => {
+  ctx.transact(() => {
     if (findApi(ws, input.apiId) === undefined) throw apiNotFound(input.apiId);
     record.roleIds = requireRoles(ws, input.roles ?? []).map((r) => r.id);
     record.permissions = ensurePermissions(ws, input.permissions ?? [], ctx.nowMs).records.map((p) => p.slug);

@@ -2,13 +2,12 @@ import { requirePermission } from '../../auth/require.js';
 import { newId } from '../../domain/ids.js';
 import { generateKey } from '../../domain/keyMaterial.js';
 import { seal } from '../../domain/vault.js';
-import { transact } from '../../store/db.js';
 import { keyHashBytes, readCredits, saveKey, writeCredits } from '../../store/keys.js';
 import { MAX_EXPIRES_MS } from '../../schemas/keys.js';
 import type { KeyRecord } from '../../store/records.js';
-import type { Ctx } from '../context.js';
-import { keyFor } from './getKey.js';
-import { vaultMissing } from './recover.js';
+import type { Ctx } from '../../request/context.js';
+import { keyFor } from '../../lookups/keys.js';
+import { vaultMissing } from '../../errors/errors.js';
 
 const MINUTE_MS = 60_000;
 
@@ -20,7 +19,7 @@ const MINUTE_MS = 60_000;
  * it would have anyway, nor than MAX_EXPIRES_MS.
  */
 export function rerollKey(input: { keyId: string; expiration: number }, ctx: Ctx): { keyId: string; key: string } {
-  return transact(() => {
+  return ctx.transact(() => {
     const old = keyFor(ctx, input.keyId, 'create_key');
     if (old.vault !== undefined) {
       requirePermission(ctx.principal, 'apis', old.apiId, 'encrypt_key');

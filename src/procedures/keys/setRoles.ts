@@ -1,6 +1,6 @@
-import type { Ctx } from '../context.js';
-import type { RoleView } from '../permissions/view.js';
-import { assignRoles } from './assign.js';
+import type { Ctx } from '../../request/context.js';
+import type { RoleView } from '../../views/permissions.js';
+import { assignRoles } from '../../edits/keyAssignments.js';
 
 export function setRoles(input: { keyId: string; roles: string[] }, ctx: Ctx): RoleView[] {
   return assignRoles('set', input, ctx);

@@ -1,9 +1,8 @@
-import { invalidInput } from '../../errors/apiError.js';
-import { transact } from '../../store/db.js';
+import { invalidInput } from '../../errors/errors.js';
 import { deleteCredits, readCredits, writeCredits } from '../../store/keys.js';
-import type { Ctx } from '../context.js';
-import { keyFor } from './getKey.js';
-import { creditsView, type CreditsView } from './view.js';
+import type { Ctx } from '../../request/context.js';
+import { keyFor } from '../../lookups/keys.js';
+import { creditsView, type CreditsView } from '../../views/keys.js';
 
 export interface UpdateCreditsInput {
   keyId: string;
@@ -17,7 +16,7 @@ export interface UpdateCreditsInput {
  */
 export function updateCredits(input: UpdateCreditsInput, ctx: Ctx): CreditsView {
   if (input.operation === 'set' && input.value === undefined) throw invalidInput('body.value', 'is required for set', 'send a whole number ≥ 0, or null to make the key unlimited');
-  return transact(() => {
+  return ctx.transact(() => {
     const key = keyFor(ctx, input.keyId, 'update_key');
     const current = readCredits(key.id, ctx.nowMs);
     const value = input.value ?? null;

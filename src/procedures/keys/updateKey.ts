@@ -1,13 +1,13 @@
-import { invalidInput } from '../../errors/apiError.js';
-import { transact } from '../../store/db.js';
+import { invalidInput } from '../../errors/errors.js';
 import { upsertIdentity } from '../../store/identities.js';
 import { deleteCredits, readCredits, saveKey, writeCredits } from '../../store/keys.js';
 import { ensurePermissions, requireRoles } from '../../store/permissions.js';
 import type { KeyRecord } from '../../store/records.js';
-import type { Ctx } from '../context.js';
-import { metaJson, ratelimitDefs, refillTuple, type RatelimitInput, type RefillInput } from './fields.js';
-import { keyFor } from './getKey.js';
-import { keyView, type KeyView } from './view.js';
+import type { Ctx } from '../../request/context.js';
+import { ratelimitDefs, refillTuple, type RatelimitInput, type RefillInput } from '../../fields/keys.js';
+import { metaJson } from '../../fields/meta.js';
+import { keyFor } from '../../lookups/keys.js';
+import { keyView, type KeyView } from '../../views/keys.js';
 
 /** Omitted = unchanged, null = cleared; lists replace. */
 export interface UpdateKeyInput {
@@ -54,7 +54,7 @@ function applyCredits(keyId: string, credits: NonNullable<UpdateKeyInput['credit
 export function updateKey(input: UpdateKeyInput, ctx: Ctx): KeyView {
   const ws = ctx.principal.workspaceId;
   const meta = input.meta === undefined || input.meta === null ? input.meta : metaJson(input.meta);
-  return transact(() => {
+  return ctx.transact(() => {
     const before = keyFor(ctx, input.keyId, 'update_key');
     const key: KeyRecord = { ...before, updatedAtMs: ctx.nowMs };
     setOrClear(key, 'name', input.name);

@@ -1,19 +1,19 @@
-import type { RawBody } from '../../domain/rawJson.js';
-import { engine, errorCode } from '../../engine/native.js';
-import { ApiError, invalidInput } from '../../errors/apiError.js';
-import type { Ctx } from '../context.js';
-import { hotBody } from '../hotBody.js';
+import { errorCode } from '../../engine/native.js';
+import type { Served } from '../../engine/hotCalls.js';
+import { insufficientPermissions, invalidInput, permissionsQuerySyntax, unknownRateLimit } from '../../errors/errors.js';
+import type { Ctx } from '../../request/context.js';
 
 export interface VerifyKeyInput {
   key: string;
   credits?: { cost: number };
-  /** `limit` and `duration` come together (schema): an ad-hoc limit for this call. */
+  /** `limit` and `duration` come together: an ad-hoc limit for this call. */
   ratelimits?: { name: string; cost: number; limit?: number; duration?: number }[];
   permissions?: string;
+  tags?: string[];
 }
 
-/** One synchronous native call; refusals are data (valid:false + code), not errors. */
-export function verifyKey(input: VerifyKeyInput, ctx: Ctx): RawBody {
+/** The full way: the validated input handed to the engine; refusals are data (valid:false + code), not errors. */
+export function verifyKey(input: VerifyKeyInput, ctx: Ctx): Served {
   input.ratelimits?.forEach((r, i) => {
     if ((r.limit === undefined) !== (r.duration === undefined)) {
       const missing = r.limit === undefined ? 'limit' : 'duration';
@@ -21,49 +21,29 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): RawBody {
     }
   });
   const scope = ctx.principal.verifyScope();
-  if (scope === null) {
-    throw new ApiError('insufficient_permissions', "The root key lacks the permission for this procedure. Missing one of these permissions: 'apis.*.verify_key' or 'apis.<apiId>.verify_key'.");
-  }
-  const named = input.ratelimits === undefined ? '' : input.ratelimits.map(namedLimit).join('\u001e');
-  try {
-    return hotBody(engine.verifyKey(ctx.principal.workspaceId, scope, input.key, input.credits?.cost ?? -1, input.permissions ?? null, named, ctx.nowMs, ctx.requestId));
-  } catch (err) {
-    throw engineError(err);
-  }
+  if (scope === null) throw insufficientPermissions(['apis.*.verify_key', 'apis.<apiId>.verify_key']);
+  const request = Buffer.from(JSON.stringify(input));
+  return refusalsAsErrors(() => ctx.hot.verifyKey(request, ctx.principal.workspaceId, scope, ctx.nowMs, true));
 }
 
 /**
- * The same call read by the engine straight from the body bytes (Route.fromBody); undefined
- * (nothing done) when the body is not in its plain form or the root key holds no verify
- * grant — the full way then validates the body and answers.
+ * Straight from the body bytes (Route.fromBody); undefined (nothing done) when the engine
+ * declines them or the root key holds no verify grant — the full way then validates the
+ * body and answers.
  */
-export function verifyKeyFromBody(body: Uint8Array, ctx: Ctx): RawBody | undefined {
+export function verifyKeyFromBody(body: Uint8Array, ctx: Ctx): Served | undefined {
   const scope = ctx.principal.verifyScope();
-  if (scope === null) return undefined;
-  let out: string | undefined;
+  return scope === null ? undefined : refusalsAsErrors(() => ctx.hot.verifyKey(body, ctx.principal.workspaceId, scope, ctx.nowMs, false));
+}
+
+/** Runs an engine call, its coded refusals of a request thrown as API errors. */
+function refusalsAsErrors<T>(call: () => T): T {
   try {
-    out = engine.verifyKeyBody(ctx.principal.workspaceId, scope, body, ctx.nowMs);
+    return call();
   } catch (err) {
-    throw engineError(err);
+    const code = errorCode(err);
+    if (code === 'VERIFY_QUERY_SYNTAX') throw permissionsQuerySyntax((err as Error).message);
+    if (code === 'VERIFY_UNKNOWN_LIMIT') throw unknownRateLimit((err as Error).message);
+    throw err;
   }
-  return out === undefined ? undefined : hotBody(out);
-}
-
-/** The engine's coded refusals of a request as API errors; anything else as it is. */
-function engineError(err: unknown): unknown {
-  const code = errorCode(err);
-  const message = (err as Error).message;
-  if (code === 'VERIFY_QUERY_SYNTAX') {
-    return new ApiError('permissions_query_syntax_error', `The permission query is not valid: ${message}.`, { errors: [{ location: 'body.permissions', message, fix: 'combine permission names with AND, OR and parentheses, e.g. "a AND (b OR c)"' }] });
-  }
-  if (code === 'VERIFY_UNKNOWN_LIMIT') {
-    return new ApiError('precondition_failed', `The rate limit '${message}' was requested but neither the key nor its identity has a limit of that name.`);
-  }
-  return err;
-}
-
-/** The engine's encoding of one `ratelimits` entry (native/src/api.rs verify_key). */
-function namedLimit(r: NonNullable<VerifyKeyInput['ratelimits']>[number]): string {
-  const head = `${r.name}\u001f${r.cost}`;
-  return r.limit === undefined || r.duration === undefined ? head : `${head}\u001f${r.limit}\u001f${r.duration}`;
 }

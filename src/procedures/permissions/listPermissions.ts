@@ -2,9 +2,9 @@ import { getRecord } from '../../store/db.js';
 import { idxList } from '../../store/indexes.js';
 import { paginate } from '../../store/paginate.js';
 import { IDX, type PermissionRecord } from '../../store/records.js';
-import type { Ctx, ListResult } from '../context.js';
-import { listTag, searchFilter } from './search.js';
-import { permissionView, type PermissionView } from './view.js';
+import type { Ctx, ListResult } from '../../request/context.js';
+import { listTag, searchFilter } from '../../domain/search.js';
+import { permissionView, type PermissionView } from '../../views/permissions.js';
 
 export function listPermissions(input: { limit: number; cursor?: string; search?: string }, ctx: Ctx): ListResult<PermissionView> {
   const ws = ctx.principal.workspaceId;

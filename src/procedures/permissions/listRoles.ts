@@ -2,9 +2,9 @@ import { getRecord } from '../../store/db.js';
 import { idxList } from '../../store/indexes.js';
 import { paginate } from '../../store/paginate.js';
 import { IDX, type RoleRecord } from '../../store/records.js';
-import type { Ctx, ListResult } from '../context.js';
-import { listTag, searchFilter } from './search.js';
-import { roleView, type RoleView } from './view.js';
+import type { Ctx, ListResult } from '../../request/context.js';
+import { listTag, searchFilter } from '../../domain/search.js';
+import { roleView, type RoleView } from '../../views/permissions.js';
 
 export function listRoles(input: { limit: number; cursor?: string; search?: string }, ctx: Ctx): ListResult<RoleView> {
   const ws = ctx.principal.workspaceId;

@@ -1,9 +1,6 @@
-import type { RawBody } from '../../domain/rawJson.js';
-import { limiter } from '../../engine/native.js';
-import type { NamespaceRecord } from '../../store/records.js';
-import type { Ctx } from '../context.js';
-import { hotBody } from '../hotBody.js';
-import { namespacesForLimit } from './namespace.js';
+import type { Served } from '../../engine/hotCalls.js';
+import { namespacesForLimit } from '../../lookups/namespaces.js';
+import type { Ctx } from '../../request/context.js';
 
 export interface LimitInput {
   namespace: string;
@@ -13,21 +10,24 @@ export interface LimitInput {
   cost: number;
 }
 
-/** One synchronous native call; a refusal is data (success:false), not an error. */
-export function limit(input: LimitInput, ctx: Ctx): RawBody {
-  const [ns] = namespacesForLimit(ctx, [input.namespace]) as [NamespaceRecord];
-  return hotBody(limiter.limit(ns.id, input.identifier, input.limit, input.duration, input.cost, ctx.nowMs, ctx.requestId));
+/**
+ * The full way: the namespace is checked (403) or created, then the validated input is
+ * handed to the engine; a refusal is data (success:false), not an error.
+ */
+export function limit(input: LimitInput, ctx: Ctx): Served {
+  namespacesForLimit(ctx, [input.namespace]);
+  // Allowed there, so the root key's scope covers the namespace.
+  const scope = ctx.principal.limitScope() ?? '';
+  return ctx.hot.limit(Buffer.from(JSON.stringify(input)), ctx.principal.workspaceId, scope, ctx.nowMs, true);
 }
 
 /**
- * The same call read by the engine straight from the body bytes (Route.fromBody), for a root
- * key that may limit in every namespace or in some by id; undefined (nothing done) when the
- * body is not in its plain form, names no existing namespace by its name, or names one the
- * root key may not limit in — the full way then handles it (and answers the 403).
+ * Straight from the body bytes (Route.fromBody), for a root key that may limit somewhere;
+ * undefined (nothing done) when the engine declines them: a body it does not read, a
+ * namespace that does not exist yet, or one the root key may not limit in — the full way
+ * then handles it (and answers the 403).
  */
-export function limitFromBody(body: Uint8Array, ctx: Ctx): RawBody | undefined {
+export function limitFromBody(body: Uint8Array, ctx: Ctx): Served | undefined {
   const scope = ctx.principal.limitScope();
-  if (scope === null) return undefined;
-  const out = limiter.limitBody(ctx.principal.workspaceId, scope, body, ctx.nowMs);
-  return out === undefined ? undefined : hotBody(out);
+  return scope === null ? undefined : ctx.hot.limit(body, ctx.principal.workspaceId, scope, ctx.nowMs, false);
 }

@@ -2,9 +2,9 @@ import { idxList } from '../../store/indexes.js';
 import { paginate } from '../../store/paginate.js';
 import { overrideById } from '../../store/ratelimits.js';
 import { IDX } from '../../store/records.js';
-import type { Ctx, ListResult } from '../context.js';
-import type { OverrideView } from './getOverride.js';
-import { existingNamespace } from './namespace.js';
+import type { Ctx, ListResult } from '../../request/context.js';
+import type { OverrideView } from '../../views/ratelimits.js';
+import { existingNamespace } from '../../lookups/namespaces.js';
 
 /** Items are getOverride's view plus `namespace` (the namespace's name), a field the spec names for listed overrides. */
 export function listOverrides(input: { namespace: string; cursor?: string; limit: number }, ctx: Ctx): ListResult<OverrideView & { namespace: string }> {

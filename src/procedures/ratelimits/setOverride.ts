@@ -1,9 +1,9 @@
 import { upsertOverride } from '../../store/ratelimits.js';
-import type { Ctx } from '../context.js';
-import { existingNamespace } from './namespace.js';
+import type { Ctx } from '../../request/context.js';
+import { existingNamespace } from '../../lookups/namespaces.js';
 
 /** Upsert: the next limit call for a matching identifier uses this limit and duration. */
 export function setOverride(input: { namespace: string; identifier: string; limit: number; duration: number }, ctx: Ctx): { overrideId: string } {
   const ns = existingNamespace(ctx, input.namespace, 'set_override');
-  return { overrideId: upsertOverride(ns, input.identifier, input.limit, input.duration, ctx.nowMs).id };
+  return { overrideId: upsertOverride(ctx, ns, input.identifier, input.limit, input.duration, ctx.nowMs).id };
 }

@@ -1,9 +1,9 @@
 // Namespace resolution shared by the ratelimits procedures, with their permission checks.
-import { requirePermission } from '../../auth/require.js';
-import { ApiError } from '../../errors/apiError.js';
-import { ensureNamespace, findNamespace } from '../../store/ratelimits.js';
-import type { NamespaceRecord } from '../../store/records.js';
-import type { Ctx } from '../context.js';
+import { requirePermission } from '../auth/require.js';
+import { namespaceNotFound } from '../errors/errors.js';
+import type { Ctx } from '../request/context.js';
+import { ensureNamespace, findNamespace } from '../store/ratelimits.js';
+import type { NamespaceRecord } from '../store/records.js';
 
 /**
  * For limit/multiLimit: the namespace once `limit` on it is allowed, or undefined for a new one
@@ -27,13 +27,13 @@ function limitableNamespace(ctx: Ctx, nameOrId: string): NamespaceRecord | undef
  */
 export function namespacesForLimit(ctx: Ctx, namesOrIds: readonly string[]): NamespaceRecord[] {
   const found = namesOrIds.map((n) => limitableNamespace(ctx, n));
-  return found.map((ns, i) => ns ?? ensureNamespace(ctx.principal.workspaceId, namesOrIds[i] as string, ctx.nowMs));
+  return found.map((ns, i) => ns ?? ensureNamespace(ctx, ctx.principal.workspaceId, namesOrIds[i] as string, ctx.nowMs));
 }
 
 /** For the override procedures: the namespace must exist; then `action` on it. */
 export function existingNamespace(ctx: Ctx, nameOrId: string, action: string): NamespaceRecord {
   const ns = findNamespace(ctx.principal.workspaceId, nameOrId);
-  if (ns === undefined) throw new ApiError('ratelimit_namespace_not_found', `The rate-limit namespace '${nameOrId}' does not exist in this workspace; it is created by its first ratelimits.limit call.`);
+  if (ns === undefined) throw namespaceNotFound(nameOrId);
   requirePermission(ctx.principal, 'ratelimits', ns.id, action);
   return ns;
 }

@@ -1,9 +1,9 @@
 // A key as keys.getKey, keys.whoami, keys.updateKey and apis.listKeys return it: Unkey's
 // KeyResponseData plus a top-level externalId. Empty lists and unset fields are omitted.
-import { getRecord } from '../../store/db.js';
-import { readCredits } from '../../store/keys.js';
-import { withoutGone } from '../../store/gone.js';
-import type { IdentityRecord, KeyRecord, RatelimitDef, RoleRecord } from '../../store/records.js';
+import { getRecord } from '../store/db.js';
+import { readCredits } from '../store/keys.js';
+import { withoutGone } from '../store/gone.js';
+import type { IdentityRecord, KeyRecord, RatelimitDef, RoleRecord } from '../store/records.js';
 
 export interface RatelimitView {
   id: string;

@@ -1,19 +1,19 @@
 // The shared body of keys.{add,remove,set}{Roles,Permissions}: load the key (update_key on
 // its API), compute the new list, save, and answer with the resulting list.
-import { requirePermission } from '../../auth/require.js';
-import { ApiError } from '../../errors/apiError.js';
-import { getRecord, transact } from '../../store/db.js';
-import { saveKey } from '../../store/keys.js';
-import { ensurePermissions, findPermission, missingPermissions, requireRoles } from '../../store/permissions.js';
-import type { KeyRecord, PermissionRecord, RoleRecord } from '../../store/records.js';
-import type { Ctx } from '../context.js';
-import { permissionView, roleView, type PermissionView, type RoleView } from '../permissions/view.js';
-import { keyFor } from './getKey.js';
+import { requirePermission } from '../auth/require.js';
+import { assignedPermissionNotFound } from '../errors/errors.js';
+import { keyFor } from '../lookups/keys.js';
+import type { Ctx } from '../request/context.js';
+import { getRecord } from '../store/db.js';
+import { saveKey } from '../store/keys.js';
+import { ensurePermissions, findPermission, missingPermissions, requireRoles } from '../store/permissions.js';
+import type { KeyRecord, PermissionRecord, RoleRecord } from '../store/records.js';
+import { permissionView, roleView, type PermissionView, type RoleView } from '../views/permissions.js';
 
 export type Mode = 'add' | 'remove' | 'set';
 
 export function assignRoles(mode: Mode, input: { keyId: string; roles: string[] }, ctx: Ctx): RoleView[] {
-  return transact(() => {
+  return ctx.transact(() => {
     const before = keyFor(ctx, input.keyId, 'update_key');
     const named = requireRoles(ctx.principal.workspaceId, input.roles).map((r) => r.id);
     const roleIds = mode === 'set' ? named : mode === 'add' ? [...new Set([...before.roleIds, ...named])] : before.roleIds.filter((id) => !named.includes(id));
@@ -25,13 +25,13 @@ export function assignRoles(mode: Mode, input: { keyId: string; roles: string[] 
 
 export function assignPermissions(mode: Mode, input: { keyId: string; permissions: string[] }, ctx: Ctx): PermissionView[] {
   const ws = ctx.principal.workspaceId;
-  return transact(() => {
+  return ctx.transact(() => {
     const before = keyFor(ctx, input.keyId, 'update_key');
     let named: PermissionRecord[];
     if (mode === 'remove') {
       named = input.permissions.map((slug) => {
         const p = findPermission(ws, slug);
-        if (p === undefined) throw new ApiError('permission_not_found', `Permission '${slug}' was not found in this workspace.`);
+        if (p === undefined) throw assignedPermissionNotFound(slug);
         return p;
       });
     } else {

@@ -1,7 +1,7 @@
 // Permission and role objects as the permissions namespace and the keys.*Roles /
 // keys.*Permissions procedures return them (Unkey's Permission and Role).
-import { findPermission } from '../../store/permissions.js';
-import type { PermissionRecord, RoleRecord } from '../../store/records.js';
+import { findPermission } from '../store/permissions.js';
+import type { PermissionRecord, RoleRecord } from '../store/records.js';
 
 export interface PermissionView {
   id: string;

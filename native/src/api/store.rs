@@ -1,0 +1,282 @@
+//! Exports of the store API (DESIGN.md §1: get, ordered range scans, a synchronous write
+//! transaction around a JS callback) and the module's utilities, over `crate::store`.
+
+use std::path::Path;
+
+use super::args::{bool_arg, buffer_arg, buffer_mut_arg, bytes_arg, int_arg, key_id_arg, number_arg, optional_bool_arg, table_arg, with_string_bytes, KEY_STACK};
+use super::{bad, Error};
+use crate::counterlog;
+use crate::credits::{self, Credits};
+use crate::hash;
+use crate::meta;
+use crate::migrate;
+use crate::napi::{napi_value, Env, ValueType};
+use crate::reqid;
+use crate::store::{self, OpenOptions, StoreError};
+use crate::verified;
+
+/// open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number,
+/// writeMap = true): void — writeMap false keeps commits on pwrite (store::open_env).
+pub fn open(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
+    // `process` commits to the page cache (MDB_NOSYNC; the background syncer fsyncs); `disk`
+    // makes each commit's pages durable before its meta page (store::open), and its group
+    // commit calls sync() from TypeScript before replies leave.
+    let durability_disk = bool_arg(env, args[1], "durabilityDisk")?;
+    let sync_interval_ms = number_arg(env, args[2], "syncIntervalMs")?;
+    let initial_map_bytes = number_arg(env, args[3], "initialMapBytes")?;
+    if !sync_interval_ms.is_finite() || !initial_map_bytes.is_finite() {
+        return Err(bad("syncIntervalMs and initialMapBytes must be finite"));
+    }
+    let write_map = optional_bool_arg(env, args[4], "writeMap", false)?;
+    let opts = OpenOptions {
+        sync_interval_ms: sync_interval_ms as u64,
+        initial_map_bytes: initial_map_bytes as usize,
+        write_map,
+        durable_commits: durability_disk,
+    };
+    let opened = with_string_bytes(env, args[0], |dir| match std::str::from_utf8(dir) {
+        Ok(dir) if !dir.is_empty() => store::open(Path::new(dir), &opts),
+        _ => Err(StoreError::BadArgument(
+            "dir must be a non-empty path".into(),
+        )),
+    })?;
+    opened.ok_or_else(|| bad("dir must be a string"))??;
+    migrate::run()?;
+    counterlog::load()?;
+    Ok(env.undefined()?)
+}
+
+/// close(): void
+pub fn close(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    store::close()?;
+    Ok(env.undefined()?)
+}
+
+/// get(table, key): Buffer | undefined
+pub fn get(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
+    let table = table_arg(env, args[0])?;
+    let mut stack = [0u8; KEY_STACK];
+    let key = bytes_arg(env, args[1], &mut stack, "key")?;
+    let value = store::get(table, key, |v| match v {
+        Some(bytes) => env.buffer_copy(bytes),
+        None => env.undefined(),
+    })?;
+    Ok(value?)
+}
+
+/// put(table, key, value: Buffer): void — only inside transaction().
+pub fn put(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
+    let table = table_arg(env, args[0])?;
+    let mut stack = [0u8; KEY_STACK];
+    let key = bytes_arg(env, args[1], &mut stack, "key")?;
+    let value = buffer_arg(env, args[2], "value")?;
+    store::put(table, key, value)?;
+    Ok(env.undefined()?)
+}
+
+/// del(table, key): boolean — true if the key existed; only inside transaction().
+pub fn del(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
+    let table = table_arg(env, args[0])?;
+    let mut stack = [0u8; KEY_STACK];
+    let key = bytes_arg(env, args[1], &mut stack, "key")?;
+    let existed = store::del(table, key)?;
+    Ok(env.boolean(existed)?)
+}
+
+/// range(table, start, end | null, limit): Buffer[] — flat [k0, v0, k1, v1, …],
+/// start <= key < end, ascending, at most `limit` entries. An empty start means "first key".
+pub fn range(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
+    let table = table_arg(env, args[0])?;
+    let mut start_stack = [0u8; KEY_STACK];
+    let start = bytes_arg(env, args[1], &mut start_stack, "start")?;
+    let mut end_stack = [0u8; KEY_STACK];
+    let end = match env.type_of(args[2])? {
+        ValueType::Null | ValueType::Undefined => None,
+        _ => Some(bytes_arg(env, args[2], &mut end_stack, "end")?),
+    };
+    let limit = number_arg(env, args[3], "limit")?;
+    let limit = if limit >= u32::MAX as f64 {
+        u32::MAX as usize / 2
+    } else {
+        limit as usize
+    };
+    let out = env.array(0)?;
+    let mut index = 0u32;
+    store::range(table, start, end, limit, |k, v| {
+        env.set_element(out, index, env.buffer_copy(k)?)?;
+        env.set_element(out, index + 1, env.buffer_copy(v)?)?;
+        index += 2;
+        Ok::<_, Error>(())
+    })?;
+    Ok(out)
+}
+
+/// transaction(fn: () => T): T — see `store::transaction`: fn may be re-run after the map
+/// grows, so it must have no side effects outside the store. A write that hits MAP_FULL
+/// throws STORE_RETRY_MAP_FULL inside fn; whatever fn then does, the attempt is discarded.
+pub fn transaction(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let f = args[0];
+    if env.type_of(f)? != ValueType::Function {
+        return Err(bad("transaction() needs a function"));
+    }
+    let recv = env.undefined()?;
+    store::transaction(|| {
+        let result = env.call(recv, f, &[]);
+        if store::transaction_needs_retry() {
+            env.clear_exception();
+        }
+        result.map_err(Error::from)
+    })
+}
+
+/// sync(): void — mdb_env_sync(force = 1).
+pub fn sync(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    store::sync()?;
+    Ok(env.undefined()?)
+}
+
+/// stats(): { usedBytes, mapBytes, pageSize, lastTxnId, entries, writeMap, verifyCacheHits,
+/// verifyCacheMisses }.
+pub fn stats(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    let s = store::stats()?;
+    let out = env.object()?;
+    env.set_named(out, c"usedBytes", env.double(s.used_bytes as f64)?)?;
+    env.set_named(out, c"mapBytes", env.double(s.map_bytes as f64)?)?;
+    env.set_named(out, c"pageSize", env.double(s.page_size as f64)?)?;
+    env.set_named(out, c"lastTxnId", env.double(s.last_txn_id as f64)?)?;
+    env.set_named(out, c"entries", env.double(s.entries as f64)?)?;
+    env.set_named(out, c"writeMap", env.boolean(s.write_map)?)?;
+    let c = verified::counts();
+    env.set_named(out, c"verifyCacheHits", env.double(c.answer_hits as f64)?)?;
+    env.set_named(out, c"verifyCacheMisses", env.double(c.answer_misses as f64)?)?;
+    env.set_named(out, c"verifyCacheRecordHits", env.double(c.record_hits as f64)?)?;
+    env.set_named(out, c"verifyCacheRecordMisses", env.double(c.record_misses as f64)?)?;
+    Ok(out)
+}
+
+/// warm(budgetMs): { usedBytes, readBytes } — store::warm.
+pub fn warm(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let budget_ms = number_arg(env, args[0], "budgetMs")?;
+    let w = store::warm(std::time::Duration::from_secs_f64(budget_ms.min(1e9) / 1000.0))?;
+    let out = env.object()?;
+    env.set_named(out, c"usedBytes", env.double(w.used_bytes as f64)?)?;
+    env.set_named(out, c"readBytes", env.double(w.read_bytes as f64)?)?;
+    Ok(out)
+}
+
+/// requestId(): string — the next id of this thread's request ids (reqid.rs).
+pub fn request_id(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    Ok(env.string_from_utf8(reqid::next().as_str().as_bytes())?)
+}
+
+/// rootKeysVersion(): number — see meta::root_keys_version.
+pub fn root_keys_version(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    Ok(env.double(meta::root_keys_version()?)?)
+}
+
+/// sha256Base64(input: string | Buffer): string — standard padded base64 of SHA-256.
+pub fn sha256_base64(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let digest = match with_string_bytes(env, args[0], hash::sha256_base64)? {
+        Some(digest) => digest,
+        None => hash::sha256_base64(buffer_arg(env, args[0], "input (string or Buffer)")?),
+    };
+    // The digest is ASCII base64.
+    Ok(env.string(std::str::from_utf8(&digest).expect("base64 is ASCII"))?)
+}
+
+/// exitProcess(code): never returns — ends the process at once with `code` (`_exit`),
+/// skipping Node's teardown. The server uses it to stop with several serving threads: Node
+/// aborts the process (an assertion) when it tears down a worker whose uWS connections are
+/// still open, and uWS.js has no call that closes idle keep-alive connections. The caller
+/// has committed, synced and closed the store before.
+pub fn exit_process(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let code = int_arg(env, args[0], "code")?;
+    // SAFETY: _exit ends the process; nothing runs after it.
+    unsafe { libc::_exit(code.clamp(0, 255) as i32) }
+}
+
+/// _panicForTest(): never — proves panics become NATIVE_PANIC exceptions.
+pub fn panic_for_test(_: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    panic!("_panicForTest called");
+}
+
+/// creditsGet(keyId, nowMs): [remaining, refillAmount, refillDay, lastRefillAtMs] | undefined
+/// — the balance as of nowMs with a due refill applied to the view (nothing is written).
+pub fn credits_get(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
+    let mut stack = [0u8; KEY_STACK];
+    let key = key_id_arg(env, args[0], &mut stack)?;
+    let now_ms = int_arg(env, args[1], "nowMs")?;
+    let found = store::view(|v| counterlog::get(v, &credits::record_key(key)))?.and_then(|c| Credits::decode(&c));
+    let Some(c) = found else { return Ok(env.undefined()?) };
+    let (c, _) = c.refilled(now_ms);
+    let out = env.array(4)?;
+    for (i, v) in [c.remaining, c.refill_amount, c.refill_day, c.last_refill_at_ms].iter().enumerate() {
+        env.set_element(out, i as u32, env.double(*v as f64)?)?;
+    }
+    Ok(out)
+}
+
+/// creditsSet(keyId, remaining, refillAmount, refillDay, lastRefillAtMs): void — inside a
+/// transaction. remaining ≥ 0; refillAmount −1 (none) or ≥ 1; refillDay 0 or 1–31.
+pub fn credits_set(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
+    let mut stack = [0u8; KEY_STACK];
+    let key = key_id_arg(env, args[0], &mut stack)?;
+    let c = Credits {
+        remaining: int_arg(env, args[1], "remaining")?,
+        refill_amount: int_arg(env, args[2], "refillAmount")?,
+        refill_day: int_arg(env, args[3], "refillDay")?,
+        last_refill_at_ms: int_arg(env, args[4], "lastRefillAtMs")?,
+    };
+    if c.remaining < 0 || c.refill_amount < -1 || c.refill_amount == 0 || !(0..=31).contains(&c.refill_day) {
+        return Err(bad("credits out of range"));
+    }
+    store::note_records_change()?;
+    counterlog::put(&credits::record_key(credits_key_id(key)?), &c.encode())?;
+    Ok(env.undefined()?)
+}
+
+/// creditsDelete(keyId): boolean — inside a transaction: the key becomes unlimited (true if
+/// it had a credits record).
+pub fn credits_delete(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let mut stack = [0u8; KEY_STACK];
+    let key = key_id_arg(env, args[0], &mut stack)?;
+    store::note_records_change()?;
+    Ok(env.boolean(counterlog::remove(&credits::record_key(credits_key_id(key)?))?)?)
+}
+
+/// A key id as keyward makes them (no '/'); anything else is a caller's mistake.
+fn credits_key_id(key: &[u8]) -> Result<&[u8], Error> {
+    if key.contains(&b'/') {
+        return Err(bad("keyId must not contain '/'"));
+    }
+    Ok(key)
+}
+
+/// setVerifyCache(slots: number): void — slots of each serving thread's verification cache
+/// (see verified.rs; 0 turns it off).
+pub fn set_verify_cache(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let slots = number_arg(env, args[0], "slots")?;
+    if !(0.0..=16_777_216.0).contains(&slots) || slots.fract() != 0.0 {
+        return Err(bad("slots must be an integer from 0 to 16777216"));
+    }
+    verified::set_slots(slots as usize);
+    Ok(env.undefined()?)
+}
+
+/// tables(): string[] — the names of the store's tables in id order (store::Table), for
+/// src/engine/tables.ts to be compared with.
+pub fn tables(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    let out = env.array(store::TABLES.len())?;
+    for (i, name) in store::TABLES.iter().enumerate() {
+        env.set_element(out, i as u32, env.string(name)?)?;
+    }
+    Ok(out)
+}
+
+/// fillRandom(target: Uint8Array): void — fills `target` with cryptographically secure random
+/// bytes (random.rs); throws STORE_IO when the kernel's source cannot be read.
+pub fn fill_random(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let target = buffer_mut_arg(env, args[0], "target")?;
+    crate::random::fill(target).map_err(|e| Error::Store(StoreError::Os(format!("random bytes: {e}"))))?;
+    Ok(env.undefined()?)
+}

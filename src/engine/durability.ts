@@ -1,0 +1,111 @@
+// When a reply may leave (DESIGN.md §1): nothing is acknowledged before it is committed.
+//
+// One gate per serving thread, built at start-up and passed to what serves requests. Handlers
+// and the engine report what a request changed (an Effect); the gate decides when its reply
+// may leave:
+//  - group commit of the hot procedures: the first verifyKey / limit of an event-loop turn
+//    that changes state opens one LMDB write transaction on this thread (Effect.OpenedBatch);
+//    the hot calls of that turn read and write through it; the gate commits it at the end of
+//    the turn (setImmediate), or earlier when a write transaction needs the writer
+//    (`beforeWrite`). Every reply produced while a batch is open waits for that commit; if
+//    the commit fails, those replies fail (503) and nothing of the batch was applied.
+//  - `process` mode: a reply leaves once its writes are committed (in the OS page cache, which
+//    a kill -9 does not lose); the native syncer fsyncs every KEYWARD_SYNC_INTERVAL_MS.
+//  - `disk` mode: a reply that follows a write waits for an fsync covering it; one fsync per
+//    turn serves every reply queued before it.
+import type { Durability } from '../config.js';
+import { Effect } from './hotCalls.js';
+import { native } from './native.js';
+
+/** A reply that may have to wait: `send` once it may leave, `fail` if what it waited for failed. */
+export interface Outgoing {
+  send(): void;
+  fail(err: unknown): void;
+}
+
+export class DurabilityGate {
+  private batchOpen = false;
+  private batchSeq = 0;
+  private readonly failedBatches = new Map<number, unknown>();
+  // The waiting replies, with (in parallel) the batch open when each was produced (0: none)
+  // and whether its request wrote.
+  private queue: Outgoing[] = [];
+  private queueBatches: number[] = [];
+  private queueWrote: boolean[] = [];
+  private flushScheduled = false;
+  private readonly flushNow = (): void => this.flush();
+
+  /** Turns group commit on for the engine: this gate commits the batches. */
+  constructor(private readonly mode: Durability) {
+    native.setGroupCommit(true);
+  }
+
+  /** Before a write transaction on this thread: the open batch is committed first (one writer per thread). */
+  beforeWrite(): void {
+    this.closeBatch();
+  }
+
+  /**
+   * Sends `reply` once everything its request changed (`effect`) is as durable as the mode
+   * promises — at once when nothing is pending — or fails it when the commit (or fsync) it
+   * waited for failed.
+   */
+  hold(effect: Effect, reply: Outgoing): void {
+    if (effect === Effect.OpenedBatch) {
+      this.batchOpen = true;
+      this.batchSeq++;
+    }
+    const wrote = effect !== Effect.None;
+    if (!this.batchOpen && !(this.mode === 'disk' && wrote)) {
+      reply.send();
+      return;
+    }
+    this.queue.push(reply);
+    this.queueBatches.push(this.batchOpen ? this.batchSeq : 0);
+    this.queueWrote.push(wrote);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flushNow);
+    }
+  }
+
+  /** Commits the open batch, if any (before another transaction, at the end of the turn, on shutdown). */
+  closeBatch(): void {
+    if (!this.batchOpen) return;
+    this.batchOpen = false;
+    try {
+      native.batchCommit();
+    } catch (err) {
+      this.failedBatches.set(this.batchSeq, err);
+    }
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    this.closeBatch();
+    const waiting = this.queue;
+    const batches = this.queueBatches;
+    const wrote = this.queueWrote;
+    this.queue = [];
+    this.queueBatches = [];
+    this.queueWrote = [];
+    let syncError: unknown;
+    if (this.mode === 'disk' && wrote.includes(true)) {
+      try {
+        native.sync();
+      } catch (err) {
+        syncError = err;
+      }
+    }
+    for (let i = 0; i < waiting.length; i++) {
+      const batch = batches[i] as number;
+      const err = (batch === 0 ? undefined : this.failedBatches.get(batch)) ?? (wrote[i] === true ? syncError : undefined);
+      if (err === undefined) (waiting[i] as Outgoing).send();
+      else (waiting[i] as Outgoing).fail(err);
+    }
+    // Only when something failed: clear() replaces the table, and this long-lived Map's table
+    // lives in V8's old space, so clearing it every turn filled the old space at request rate
+    // and brought a mark-compact (several ms on this thread) every few seconds under load.
+    if (this.failedBatches.size > 0) this.failedBatches.clear();
+  }
+}

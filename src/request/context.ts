@@ -1,0 +1,29 @@
+// What every handler receives besides its validated input: who is asking, the time (passed
+// in, never read), and the thread's services. rpc/dispatch.ts builds one per request.
+import type { Principal } from '../auth/permissions.js';
+import type { Page } from '../domain/cursor.js';
+import type { HotCalls } from '../engine/hotCalls.js';
+import type { Writer } from '../store/db.js';
+import type { BackgroundJobs } from '../workers/jobs.js';
+
+export interface Ctx extends Writer {
+  readonly principal: Principal;
+  readonly nowMs: number;
+  /** Drawn when first asked for. */
+  readonly requestId: string;
+  /** KEYWARD_VAULT_KEY, for recoverable keys; undefined when not configured. */
+  readonly vaultKey: string | undefined;
+  /** The engine's hot procedures, through this thread's context buffer. */
+  readonly hot: HotCalls;
+  /** Work that runs after the reply (cascades over many keys). */
+  readonly jobs: BackgroundJobs;
+  /**
+   * One atomic write transaction (store/db.ts Writer): the thread's open batch of hot calls
+   * is committed first, and the request is recorded as having written, so its reply waits
+   * for what the durability mode promises.
+   */
+  transact<T>(fn: () => T): T;
+}
+
+/** What list handlers return; the dispatcher turns it into `data` + `pagination`. */
+export type ListResult<T> = Page<T>;

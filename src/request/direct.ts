@@ -1,0 +1,22 @@
+// A request context for handlers called outside a serving thread — seeding a store through
+// the real management code (bench/lib/seed.ts), tests that call handlers in-process: writes
+// commit as they come (no batch of hot calls can be open: no durability gate runs here), hot
+// calls go through a context buffer of their own, background jobs run on this thread.
+import type { Principal } from '../auth/permissions.js';
+import { HotCalls } from '../engine/hotCalls.js';
+import { createLogger } from '../log.js';
+import { direct } from '../store/db.js';
+import { BackgroundJobs } from '../workers/jobs.js';
+import type { Ctx } from './context.js';
+
+export function directCtx(principal: Principal, nowMs: number, opts: { vaultKey?: string; requestId?: string } = {}): Ctx {
+  return {
+    principal,
+    nowMs,
+    requestId: opts.requestId ?? 'req_direct',
+    vaultKey: opts.vaultKey,
+    hot: new HotCalls(),
+    jobs: new BackgroundJobs(direct, createLogger('warn')),
+    transact: direct.transact,
+  };
+}

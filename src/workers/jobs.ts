@@ -1,0 +1,91 @@
+// Work that could block the serving thread for more than about a millisecond runs on a
+// piscina pool (DESIGN.md §1): removing the keys of a deleted API, and unlinking the keys of a
+// deleted role, identity or permission. One BackgroundJobs per process, built at start-up.
+import { Piscina } from 'piscina';
+import { fileURLToPath } from 'node:url';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Writer } from '../store/db.js';
+import { purgeBatch, type PurgeTask } from './purgeApi.js';
+import { unlinkBatch, type Unlinking } from '../store/cascades.js';
+
+export class BackgroundJobs {
+  private pool: Piscina | undefined;
+  private readonly running = new Set<Promise<unknown>>();
+
+  /**
+   * With `config`, jobs run on a worker thread of the pool, which opens the store itself.
+   * Without (the store used in-process, e.g. by tests), they run on this thread through
+   * `writer`, one batch per loop turn.
+   */
+  constructor(
+    private readonly writer: Writer,
+    private readonly log: Logger,
+    private readonly config?: Pick<Config, 'dataDir' | 'initialMapBytes' | 'writeMap'>,
+  ) {}
+
+  /** Removes a deleted API's keys in the background; resolves with the count removed. */
+  purgeApi(apiId: string): Promise<number> {
+    return this.run({ apiId }, () => purgeBatch(this.writer, apiId), 'purged the keys of a deleted API', 'purging a deleted API', { apiId });
+  }
+
+  /** Unlinks the keys of a deleted role, identity or permission; resolves with the count visited. */
+  unlink(unlinking: Unlinking): Promise<number> {
+    const what = `a deleted ${unlinking.kind}`;
+    return this.run({ unlinking }, () => unlinkBatch(this.writer, unlinking, Date.now()), `unlinked the keys of ${what}`, `unlinking the keys of ${what}`, { [`${unlinking.kind}Id`]: unlinking.id });
+  }
+
+  private run(work: Pick<PurgeTask, 'apiId' | 'unlinking'>, batch: () => number, done: string, failed: string, fields: Record<string, string>): Promise<number> {
+    if (this.config === undefined) return onThisThread(batch);
+    this.pool ??= new Piscina({ filename: fileURLToPath(new URL('./purgeApi.js', import.meta.url)), maxThreads: 1, idleTimeout: 5_000 });
+    const task: PurgeTask = { dataDir: this.config.dataDir, initialMapBytes: this.config.initialMapBytes, writeMap: this.config.writeMap, ...work };
+    const job = (this.pool.run(task) as Promise<number>).then(
+      (n) => {
+        this.log.info(done, { ...fields, keys: n });
+        return n;
+      },
+      (err: unknown) => {
+        this.log.error(`${failed} failed; it is retried at the next start`, { ...fields, error: (err as Error).message });
+        return 0;
+      },
+    );
+    this.running.add(job);
+    void job.finally(() => this.running.delete(job));
+    return job;
+  }
+
+  /**
+   * On shutdown: waits for background work, at most `timeoutMs`, then stops the pool. A purge
+   * cut short loses nothing: its API is marked deleted and the purge resumes at the next start.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(this.running), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
+    await this.pool?.destroy();
+    this.pool = undefined;
+  }
+}
+
+/**
+ * One batch per loop turn. A batch that fails (the store was closed meanwhile) ends the work
+ * with what was done: what is left is still marked in the store and resumed at the next
+ * start, as after a crash.
+ */
+function onThisThread(batch: () => number): Promise<number> {
+  return new Promise((resolve) => {
+    let total = 0;
+    const step = (): void => {
+      let n = 0;
+      try {
+        n = batch();
+      } catch {
+        n = 0;
+      }
+      total += n;
+      if (n > 0) setImmediate(step);
+      else resolve(total);
+    };
+    setImmediate(step);
+  });
+}
