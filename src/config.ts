@@ -36,7 +36,7 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-const FLAG_TO_ENV: Record<string, string> = {
+const FLAG_TO_ENV: Readonly<Record<string, string>> = {
   '--host': 'KEYWARD_HOST',
   '--port': 'KEYWARD_PORT',
   '--data-dir': 'KEYWARD_DATA_DIR',

@@ -4,7 +4,7 @@ import type { ValidationItem } from './apiError.js';
 // Fields v1 callers still send; named in the message so the caller knows why. Keyed by the
 // field, or by "<procedure> <field>" for a field removed from one procedure only.
 // A Map, so a field named like an Object.prototype member (`constructor`) finds nothing.
-const REMOVED_V1_FIELDS = new Map<string, string>([
+const REMOVED_V1_FIELDS: ReadonlyMap<string, string> = new Map<string, string>([
   ['async', 'the v1 `async` flag was removed in v2'],
   ['resources', 'v1 `resources` were removed in v2'],
   ['ratelimit', 'v2 takes a `ratelimits` array of named limits instead of the single v1 `ratelimit` object'],

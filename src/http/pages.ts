@@ -12,7 +12,7 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-const ERROR_PAGES = new Map<string, Page>(
+const ERROR_PAGES: ReadonlyMap<string, Page> = new Map<string, Page>(
   ERROR_NAMES.map((name) => {
     const e = CATALOGUE[name];
     const body = `<!doctype html><html><head><meta charset="utf-8"><title>${name} — keyward</title></head><body>` +

@@ -76,14 +76,14 @@ function endWith(res: UwsResponse, body: string, head: boolean, close: boolean):
   res.endWithoutBody();
 }
 
-const STATUS_TEXT: Record<number, string> = {
+const STATUS_TEXT: Readonly<Record<number, string>> = {
   200: '200 OK', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found',
   405: '405 Method Not Allowed', 408: '408 Request Timeout', 409: '409 Conflict', 410: '410 Gone',
   412: '412 Precondition Failed', 413: '413 Payload Too Large', 415: '415 Unsupported Media Type',
   429: '429 Too Many Requests', 500: '500 Internal Server Error', 501: '501 Not Implemented', 503: '503 Service Unavailable',
 };
 
-const GET_PATHS = new Set(['/v2/liveness', '/metrics', '/openapi.json']);
+const GET_PATHS: ReadonlySet<string> = new Set(['/v2/liveness', '/metrics', '/openapi.json']);
 
 // Header names and the JSON content type as bytes: uWS converts every JS string argument to
 // UTF-8 in a fresh allocation, and these are passed on every request (a few % of the server's

@@ -45,7 +45,7 @@ interface Compiled {
 }
 
 // The spec names the namespace `ratelimits`, Unkey's SDKs call `ratelimit`: both are served.
-const NAMESPACE_ALIASES: Record<string, string> = { ratelimit: 'ratelimits' };
+const NAMESPACE_ALIASES: Readonly<Record<string, string>> = { ratelimit: 'ratelimits' };
 
 export class Dispatcher {
   private readonly compiled: Compiled[];

@@ -10,10 +10,13 @@
 import type { StoreStats } from '../engine/native.js';
 
 const STATUSES = [200, 400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 415, 429, 500, 501, 503] as const;
-const BUCKETS_S = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
-/** Status code → its slot (STATUSES.length for any other code). */
-const STATUS_SLOT = new Int8Array(600).fill(STATUSES.length);
-STATUSES.forEach((s, i) => (STATUS_SLOT[s] = i));
+const BUCKETS_S: readonly number[] = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+/** Status code → its slot (STATUSES.length for any other code); built once, only read. */
+const STATUS_SLOT: Readonly<Int8Array> = (() => {
+  const slots = new Int8Array(600).fill(STATUSES.length);
+  STATUSES.forEach((s, i) => (slots[s] = i));
+  return slots;
+})();
 
 export class Metrics {
   private readonly names: readonly string[];
