@@ -26,7 +26,7 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Initial LMDB map size; the map grows by doubling when full. */
   readonly initialMapBytes: number;
-  /** Commit through LMDB's writable map, with the map's disk space reserved up front (default). */
+  /** Commit through LMDB's writable map, with the map's disk space reserved up front (off by default). */
   readonly writeMap: boolean;
   /** Slots of each serving thread's verification cache (0 = off). */
   readonly verifyCacheSlots: number;
@@ -119,7 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     initialMapBytes: int(env, 'KEYWARD_MAP_BYTES', DEFAULT_MAP_BYTES, 64 * 1024, 2 ** 46),
     // Off by default: every flush of the writable map write-protects each page written since
     // the last one, with a TLB-flush interrupt to the serving core per page, and over HTTP
-    // that cost more than the pwrite it saves, in both modes (README, Durability and storage).
+    // that cost more than the pwrite it saves, in both modes (docs/durability.md, Commit paths).
     writeMap: oneOf(env, 'KEYWARD_WRITE_MAP', ['on', 'off'] as const, 'off') === 'on',
     verifyCacheSlots: int(env, 'KEYWARD_VERIFY_CACHE', 131_072, 0, 16_777_216),
     publicUrl: publicUrl(env, host, port),

@@ -16,7 +16,7 @@ describe('durability=disk', () => {
   it('verifications and management writes answer correctly, and survive kill -9 once acknowledged', async () => {
     let server = await startServer({ env: DISK });
     expect(server.output().stdout).toContain('durability=disk');
-    // disk mode commits through pwrite unless KEYWARD_WRITE_MAP=on (README: twice as fast here).
+    // disk mode commits through pwrite unless KEYWARD_WRITE_MAP=on (docs/durability.md, Commit paths: twice as fast here).
     expect((await get(server, '/metrics')).text).toContain('keyward_store_write_map 0');
     const apiId = await createApi(server);
     const { key, keyId } = expectOk(await call(server, 'keys.createKey', { apiId, credits: { remaining: 50 } })) as { key: string; keyId: string };
