@@ -3,43 +3,54 @@
 // answering the same requests, alternating between the two for several rounds in one run
 // (this shared machine's speed drifts; the medians and the per-round ratios are reported).
 //   npm run bench:verify [-- --keys 100000 --duration 10 --connections 64 --threads 1 --rounds 3]
+//   --baseline <checkout>: also another build of keyward (an older commit's checkout, built),
+//   seeded alike and alternated with the rest, for an A/B of two builds in one run.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/engine/native.js';
 import { loadLinesLua, runWrk } from './lib/wrk.js';
 import { benchTempDir, startEcho, startKeyward } from './lib/procs.js';
 import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
-import { alternate, arg } from './lib/report.js';
+import { alternate, arg, textArg, type Pair } from './lib/report.js';
 
 const keys = arg('keys', 100_000);
 const durationS = arg('duration', 10);
 const connections = arg('connections', 64);
 const serverThreads = arg('threads', 1);
 const rounds = arg('rounds', 3);
+const baseline = textArg('baseline');
 
-const keyward = await startKeyward({ KEYWARD_THREADS: String(serverThreads) });
-const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${keyward.rootKey}` };
-const base = `http://127.0.0.1:${keyward.port}`;
-const created = await fetch(`${base}/v2/apis.createApi`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) });
-const apiId = ((await created.json()) as { data: { apiId: string } }).data.apiId;
+/** A keyward (this build, or the baseline's) with its own store of `keys` seeded keys. */
+async function seeded(checkout?: string) {
+  const keyward = await startKeyward({ KEYWARD_THREADS: String(serverThreads) }, checkout);
+  const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${keyward.rootKey}` };
+  const base = `http://127.0.0.1:${keyward.port}`;
+  const created = await fetch(`${base}/v2/apis.createApi`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) });
+  const apiId = ((await created.json()) as { data: { apiId: string } }).data.apiId;
+  process.stderr.write(`seeding ${keys.toLocaleString('en-US')} keys${checkout === undefined ? '' : ` for ${checkout}`}…\n`);
+  openStore(keyward.dataDir);
+  const keyStrings = seedKeys(apiId, keys, LIMITED_KEY, (n) => process.stderr.write(`  ${n.toLocaleString('en-US')}\r`));
+  native.close();
+  const keyFile = join(benchTempDir('keyward-bench-keys-'), 'keys.txt');
+  writeFileSync(keyFile, keyStrings.join('\n') + '\n');
+  const sample = await (await fetch(`${base}/v2/keys.verifyKey`, { method: 'POST', headers, body: JSON.stringify({ key: keyStrings[0] }) })).text();
+  if (!sample.includes('"valid":true')) throw new Error(`seeded key does not verify: ${sample}`);
+  const run = (url: string) => (seconds: number) => runWrk({ url, body: '', initLua: loadLinesLua(keyFile), bodyLua: `'{"key":"' .. items[math.random(#items)] .. '"}'`, headers, connections, threads: 1, durationS: seconds });
+  return { keyward, base, sample, run };
+}
 
-process.stderr.write(`seeding ${keys.toLocaleString('en-US')} keys…\n`);
-openStore(keyward.dataDir);
-const keyStrings = seedKeys(apiId, keys, LIMITED_KEY, (n) => process.stderr.write(`  ${n.toLocaleString('en-US')}\r`));
-native.close();
-const keyFile = join(benchTempDir('keyward-bench-keys-'), 'keys.txt');
-writeFileSync(keyFile, keyStrings.join('\n') + '\n');
-
-const sample = await (await fetch(`${base}/v2/keys.verifyKey`, { method: 'POST', headers, body: JSON.stringify({ key: keyStrings[0] }) })).text();
-if (!sample.includes('"valid":true')) throw new Error(`seeded key does not verify: ${sample}`);
-
-const run = (url: string) => (seconds: number) => runWrk({ url, body: '', initLua: loadLinesLua(keyFile), bodyLua: `'{"key":"' .. items[math.random(#items)] .. '"}'`, headers, connections, threads: 1, durationS: seconds });
-const echo = await startEcho(Buffer.byteLength(sample));
+const current = await seeded();
+const other = baseline === undefined ? undefined : await seeded(baseline);
+const echo = await startEcho(Buffer.byteLength(current.sample));
 let report;
 try {
-  report = alternate(rounds, durationS, [{ measured: { name: 'keyward keys.verifyKey', run: run(`${base}/v2/keys.verifyKey`), pid: keyward.child.pid }, ceiling: { name: `bare uWS echo (${Buffer.byteLength(sample)}-byte reply)`, run: run(`http://127.0.0.1:${echo.port}/v2/keys.verifyKey`) } }]);
+  const ceiling = { name: `bare uWS echo (${Buffer.byteLength(current.sample)}-byte reply)`, run: current.run(`http://127.0.0.1:${echo.port}/v2/keys.verifyKey`) };
+  const pairs: Pair[] = [{ measured: { name: 'keyward keys.verifyKey', run: current.run(`${current.base}/v2/keys.verifyKey`), pid: current.keyward.child.pid }, ceiling }];
+  if (other !== undefined) pairs.push({ measured: { name: `baseline keyward keys.verifyKey (${baseline})`, run: other.run(`${other.base}/v2/keys.verifyKey`), pid: other.keyward.child.pid }, ceiling });
+  report = alternate(rounds, durationS, pairs);
 } finally {
-  await keyward.stop();
+  await current.keyward.stop();
+  await other?.keyward.stop();
   await echo.stop();
 }
 process.stdout.write(

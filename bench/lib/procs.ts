@@ -86,10 +86,16 @@ function stopper(child: ChildProcess): () => Promise<void> {
   });
 }
 
-export async function startKeyward(env: Record<string, string> = {}): Promise<Proc & { rootKey: string; dataDir: string }> {
+/**
+ * keyward from this checkout, or (`checkout`) from another one's build — an older commit,
+ * for an A/B of two builds alternated in one run (`--baseline <dir>` of bench:verify and
+ * bench:limit).
+ */
+export async function startKeyward(env: Record<string, string> = {}, checkout?: string): Promise<Proc & { rootKey: string; dataDir: string }> {
   const dataDir = env.KEYWARD_DATA_DIR ?? benchTempDir('keyward-bench-');
   const rootKey = env.KEYWARD_ROOT_KEY ?? `kwroot_bench_${randomBytes(12).toString('hex')}`;
-  const child = track(spawn(process.execPath, [MAIN_JS], {
+  const main = checkout === undefined ? MAIN_JS : join(checkout, 'dist', 'src', 'main.js');
+  const child = track(spawn(process.execPath, [main], {
     env: { ...process.env, KEYWARD_PORT: '0', KEYWARD_LOG_LEVEL: 'warn', ...env, KEYWARD_DATA_DIR: dataDir, KEYWARD_ROOT_KEY: rootKey },
     stdio: ['ignore', 'pipe', 'pipe'],
   }));

@@ -26,6 +26,12 @@ export function arg(name: string, fallback: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
+/** `--<name> <text>` from the command line, or undefined. */
+export function textArg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
 /**
  * A measured value as the targets table shows it: two decimals, or three where two would
  * round it to the goal itself, cut toward the side a miss lies on (below a ≥ goal, above a
