@@ -1,4 +1,4 @@
-// Group commit runs once per event-loop turn that wrote (store/durability.ts: flush). Under
+// Group commit runs once per event-loop turn that wrote (engine/durability.ts: DurabilityGate.flush). Under
 // load that is tens of thousands of times a second, so a turn must leave nothing in V8's
 // old space: old-space garbage is only reclaimed by a mark-compact, which stops the serving
 // thread for several ms. Clearing the long-lived Map of failed batches every turn once
@@ -7,7 +7,8 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { tempStore } from '../helpers/tempStore.js';
-import { noteHotEffect, whenDurable } from '../../src/store/durability.js';
+import { DurabilityGate } from '../../src/engine/durability.js';
+import { Effect } from '../../src/engine/hotCalls.js';
 
 tempStore('keyward-turn-garbage-');
 
@@ -19,9 +20,11 @@ describe('a turn that wrote', () => {
     const LIMIT = 256 * 1024;
     let sent = 0;
     const reply = { send: () => void sent++, fail: (err: unknown) => { throw err; } };
+    // A serving thread's gate, as serve.ts builds one (it turns group commit on).
+    const gate = new DurabilityGate('process');
     const turn = async (): Promise<void> => {
-      noteHotEffect(50 /* '2': this call opened the turn's batch */);
-      whenDurable(true, reply);
+      // A hot call of this turn opened the turn's batch; its reply waits for the commit.
+      gate.hold(Effect.OpenedBatch, reply);
       await new Promise((resolve) => setImmediate(resolve));
     };
     for (let i = 0; i < 500; i++) await turn(); // warm up (compile)

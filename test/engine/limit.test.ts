@@ -1,29 +1,20 @@
 // ratelimits.limit / multiLimit engine (native/src/limit.rs + window.rs) called in-process
-// with a frozen clock. Overrides are written by the real store code (src/store/ratelimits.ts).
+// with a frozen clock, through the hot entries as the server calls them (request JSON and a
+// context, test/helpers/engine.ts). Namespaces and overrides are written by the real store
+// code (src/store/ratelimits.ts).
 // Contract: DESIGN.md §2 "Rate-limit algorithm", reference/unkey-v2.md §4.1–4.3.
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { contextBytes, hotCall, limitCall, multiLimitCall } from '../helpers/engine.js';
 import { inBatch, tempStore } from '../helpers/tempStore.js';
+import { Effect } from '../../src/engine/hotCalls.js';
+import { errorCode, native } from '../../src/engine/native.js';
+import { direct } from '../../src/store/db.js';
 import { ensureNamespace, removeOverride, upsertOverride } from '../../src/store/ratelimits.js';
 import type { NamespaceRecord } from '../../src/store/records.js';
-import { packLimitRequests, type LimitOutcome } from '../../src/procedures/ratelimits/multiLimit.js';
-
-interface Native {
-  open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void;
-  close(): void;
-  range(table: string, start: string | Buffer, end: string | Buffer | null, limit: number): Buffer[];
-  limit(namespaceId: string, identifier: string, limit: number, durationMs: number, cost: number, nowMs: number): string;
-  limitMany(requests: Buffer, nowMs: number): string;
-  findOverride(namespaceId: string, identifier: string): string | undefined;
-  sweepLog(nowMs: number, max: number): [number, boolean];
-  batchBegin(): void;
-  batchCommit(): boolean;
-}
 
 const NATIVE_PATH = fileURLToPath(new URL('../../native/keyward.node', import.meta.url));
-const native = createRequire(import.meta.url)(NATIVE_PATH) as Native;
 
 /** Records in the limiter's log (native/src/counterlog.rs): live windows and garbage. */
 function logRecords(): number {
@@ -35,20 +26,28 @@ const WS = 'ws_limit_test';
 const T0 = Date.UTC(2026, 0, 15, 12);
 const MIN = 60_000;
 
-type Outcome = LimitOutcome;
+/** ratelimits.limit's data. */
+interface Outcome {
+  success: boolean;
+  limit: number;
+  remaining: number;
+  reset: number;
+  overrideId?: string;
+}
 
 const store = tempStore('keyward-limit-', 0, 0);
 
 let seq = 0;
-/** A fresh namespace id per test (windows and overrides never collide between tests). */
+/** A fresh namespace per test (windows and overrides never collide between tests). */
 function freshNs(): NamespaceRecord {
-  return ensureNamespace(WS, `ns-${++seq}-${Math.random().toString(36).slice(2)}`, T0);
+  return ensureNamespace(direct, WS, `ns-${++seq}-${Math.random().toString(36).slice(2)}`, T0);
 }
 
+/** ratelimits.limit in namespace `ns` (its id) of WS. Group commit is off: a call that wrote committed. */
 function lim(ns: string, id: string, limit: number, duration: number, cost: number, now: number): { wrote: boolean; out: Outcome } {
-  const raw = native.limit(ns, id, limit, duration, cost, now);
-  expect(['0', '1']).toContain(raw[0]);
-  return { wrote: raw[0] === '1', out: JSON.parse(raw.slice(1)) as Outcome };
+  const answer = limitCall(WS, { namespace: ns, identifier: id, limit, duration, cost }, now);
+  expect([Effect.None, Effect.Wrote]).toContain(answer.effect);
+  return { wrote: answer.wrote, out: answer.data as Outcome };
 }
 
 interface Req {
@@ -59,10 +58,20 @@ interface Req {
   cost: number;
 }
 
+/**
+ * ratelimits.multiLimit: each item's outcome in the form of limit's (`passed` as `success`),
+ * once the answer's own fields are checked (the namespace and identifier of each item echoed
+ * as the request named them, `passed` overall when every item passed).
+ */
 function many(reqs: Req[], now: number): { wrote: boolean; out: Outcome[] } {
-  const raw = native.limitMany(packLimitRequests(reqs.map((r) => ({ namespaceId: r.ns, identifier: r.id, limit: r.limit, duration: r.duration, cost: r.cost }))), now);
-  expect(['0', '1']).toContain(raw[0]);
-  return { wrote: raw[0] === '1', out: JSON.parse(raw.slice(1)) as Outcome[] };
+  const answer = multiLimitCall(WS, reqs.map((r) => ({ namespace: r.ns, identifier: r.id, limit: r.limit, duration: r.duration, cost: r.cost })), now);
+  expect([Effect.None, Effect.Wrote]).toContain(answer.effect);
+  const limits = answer.data.limits as (Omit<Outcome, 'success'> & { namespace: string; identifier: string; passed: boolean })[];
+  expect(limits.map((l) => [l.namespace, l.identifier])).toEqual(reqs.map((r) => [r.ns, r.id]));
+  expect(answer.data.passed).toBe(limits.every((l) => l.passed));
+  expect(Object.keys(answer.data).sort()).toEqual(['limits', 'passed']);
+  const out = limits.map(({ namespace: _n, identifier: _i, passed, ...rest }) => ({ success: passed, ...rest }));
+  return { wrote: answer.wrote, out };
 }
 
 describe('sliding window', () => {
@@ -153,10 +162,51 @@ describe('sliding window', () => {
   });
 });
 
+describe('namespaces: by name or id, in the workspace and the scope', () => {
+  it('a namespace named by its name or by its id counts in one window, and is echoed as named', () => {
+    const ns = freshNs();
+    expect(limitCall(WS, { namespace: ns.name, identifier: 'n', limit: 3, duration: MIN }, T0).data).toEqual({ success: true, limit: 3, remaining: 2, reset: T0 + MIN });
+    expect(lim(ns.id, 'n', 3, MIN, 1, T0).out.remaining).toBe(1);
+    const both = multiLimitCall(WS, [
+      { namespace: ns.name, identifier: 'n', limit: 3, duration: MIN, cost: 0 },
+      { namespace: ns.id, identifier: 'n', limit: 3, duration: MIN, cost: 0 },
+    ], T0);
+    expect(both.data).toEqual({
+      passed: true,
+      limits: [
+        { namespace: ns.name, identifier: 'n', limit: 3, remaining: 1, reset: T0 + MIN, passed: true },
+        { namespace: ns.id, identifier: 'n', limit: 3, remaining: 1, reset: T0 + MIN, passed: true },
+      ],
+    });
+  });
+
+  it('a namespace the workspace lacks, or the scope excludes, is declined with nothing consumed', () => {
+    const ns = freshNs();
+    const other = ensureNamespace(direct, 'ws_limit_other', 'theirs', T0);
+    const body = (namespace: string) => ({ namespace, identifier: 'd', limit: 5, duration: MIN });
+    for (const [namespace, scope] of [
+      ['never-created', '*'],
+      ['rlns_never_created', '*'],
+      [other.id, '*'],
+      [other.name, '*'],
+      [ns.name, 'rlns_other'],
+      [ns.id, `rlns_other\n${ns.id}x`],
+    ] as const) {
+      expect(hotCall(native.limit, WS, body(namespace), T0, { scope }), `${namespace} in ${scope}`).toBeUndefined();
+      // A multiLimit with one such item is declined whole.
+      expect(hotCall(native.multiLimit, WS, [body(ns.id), body(namespace)], T0, { scope }), `${namespace} in ${scope}`).toBeUndefined();
+    }
+    expect(limitCall(WS, body(ns.name), T0, { scope: `rlns_other\n${ns.id}` }).data.remaining).toBe(4);
+    expect(lim(ns.id, 'd', 5, MIN, 0, T0).out.remaining).toBe(4);
+    // The other workspace's namespace is there for its own workspace.
+    expect(limitCall('ws_limit_other', body(other.id), T0).data.remaining).toBe(4);
+  });
+});
+
 describe('overrides', () => {
   it("an override's limit and duration replace the request's; overrideId is reported", () => {
     const ns = freshNs();
-    const o = upsertOverride(ns, 'vip', 3, 1_000, T0);
+    const o = upsertOverride(direct, ns, 'vip', 3, 1_000, T0);
     const first = lim(ns.id, 'vip', 100, MIN, 1, T0 + 500);
     expect(first.out).toEqual({ success: true, limit: 3, remaining: 2, reset: T0 + 1_000, overrideId: o.id });
     lim(ns.id, 'vip', 100, MIN, 2, T0 + 500);
@@ -169,10 +219,10 @@ describe('overrides', () => {
 
   it('exact beats wildcard; the longest matching wildcard wins', () => {
     const ns = freshNs();
-    const star = upsertOverride(ns, '*', 1, MIN, T0);
-    const user = upsertOverride(ns, 'user_*', 2, MIN, T0);
-    const premium = upsertOverride(ns, 'user_premium_*', 50, MIN, T0);
-    const exact = upsertOverride(ns, 'user_premium_42', 7, MIN, T0);
+    const star = upsertOverride(direct, ns, '*', 1, MIN, T0);
+    const user = upsertOverride(direct, ns, 'user_*', 2, MIN, T0);
+    const premium = upsertOverride(direct, ns, 'user_premium_*', 50, MIN, T0);
+    const exact = upsertOverride(direct, ns, 'user_premium_42', 7, MIN, T0);
     expect(lim(ns.id, 'user_premium_42', 1000, MIN, 1, T0).out).toMatchObject({ limit: 7, overrideId: exact.id });
     expect(lim(ns.id, 'user_premium_43', 1000, MIN, 1, T0).out).toMatchObject({ limit: 50, overrideId: premium.id });
     expect(lim(ns.id, 'user_basic_1', 1000, MIN, 1, T0).out).toMatchObject({ limit: 2, overrideId: user.id });
@@ -182,22 +232,22 @@ describe('overrides', () => {
     expect(JSON.parse(native.findOverride(ns.id, 'user_premium_42') ?? 'null')).toMatchObject({ overrideId: exact.id, identifier: 'user_premium_42' });
     // A pattern in the middle.
     const mid = freshNs();
-    const a = upsertOverride(mid, 'a*z', 4, MIN, T0);
+    const a = upsertOverride(direct, mid, 'a*z', 4, MIN, T0);
     expect(lim(mid.id, 'abcz', 1000, MIN, 1, T0).out).toMatchObject({ limit: 4, overrideId: a.id });
     expect(lim(mid.id, 'abcza', 1000, MIN, 1, T0).out).not.toHaveProperty('overrideId');
   });
 
   it('an upsert keeps the id and changes the limit at once', () => {
     const ns = freshNs();
-    const first = upsertOverride(ns, 'u', 1, MIN, T0);
-    const again = upsertOverride(ns, 'u', 5, MIN, T0 + 1);
+    const first = upsertOverride(direct, ns, 'u', 1, MIN, T0);
+    const again = upsertOverride(direct, ns, 'u', 5, MIN, T0 + 1);
     expect(again.id).toBe(first.id);
     expect(lim(ns.id, 'u', 1000, MIN, 1, T0).out).toMatchObject({ limit: 5, remaining: 4, overrideId: first.id });
   });
 
   it('a limit-0 override refuses everything, cost 0 included', () => {
     const ns = freshNs();
-    const o = upsertOverride(ns, 'banned_*', 0, MIN, T0);
+    const o = upsertOverride(direct, ns, 'banned_*', 0, MIN, T0);
     for (const cost of [1, 0]) {
       const r = lim(ns.id, 'banned_1', 100, MIN, cost, T0);
       expect(r.out).toEqual({ success: false, limit: 0, remaining: 0, reset: T0 + MIN, overrideId: o.id });
@@ -207,19 +257,19 @@ describe('overrides', () => {
 
   it('a deleted override no longer applies on the very next call', () => {
     const ns = freshNs();
-    upsertOverride(ns, 'd', 1, MIN, T0);
+    upsertOverride(direct, ns, 'd', 1, MIN, T0);
     expect(lim(ns.id, 'd', 100, MIN, 1, T0).out).toMatchObject({ success: true, limit: 1 });
     expect(lim(ns.id, 'd', 100, MIN, 1, T0).out).toMatchObject({ success: false, limit: 1 });
-    expect(removeOverride(ns, 'd')).toBe(true);
+    expect(removeOverride(direct, ns, 'd')).toBe(true);
     const after = lim(ns.id, 'd', 100, MIN, 1, T0 + 1);
     expect(after.out).toMatchObject({ success: true, limit: 100, remaining: 98 });
     expect(after.out).not.toHaveProperty('overrideId');
     expect(native.findOverride(ns.id, 'd')).toBeUndefined();
-    expect(removeOverride(ns, 'd')).toBe(false);
+    expect(removeOverride(direct, ns, 'd')).toBe(false);
     // A deleted wildcard too.
-    upsertOverride(ns, 'w*', 1, MIN, T0);
+    upsertOverride(direct, ns, 'w*', 1, MIN, T0);
     expect(lim(ns.id, 'w1', 100, MIN, 1, T0).out.limit).toBe(1);
-    removeOverride(ns, 'w*');
+    removeOverride(direct, ns, 'w*');
     expect(lim(ns.id, 'w1', 100, MIN, 1, T0).out).toMatchObject({ success: true, limit: 100 });
   });
 });
@@ -231,11 +281,11 @@ describe('overrides appearing where calls found none', () => {
   it('set by this process, then by another one between batches', () => {
     const ns = freshNs();
     expect(lim(ns.id, 'late', 100, MIN, 1, T0).out).not.toHaveProperty('overrideId');
-    const here = upsertOverride(ns, 'late', 2, MIN, T0);
+    const here = upsertOverride(direct, ns, 'late', 2, MIN, T0);
     expect(lim(ns.id, 'late', 100, MIN, 1, T0).out).toMatchObject({ limit: 2, remaining: 0, overrideId: here.id });
     // The override's stored bytes, for the other process to write back after its removal.
     const [key, value] = native.range('ratelimit_overrides', `${ns.id}/`, `${ns.id}0`, 10);
-    expect(removeOverride(ns, 'late')).toBe(true);
+    expect(removeOverride(direct, ns, 'late')).toBe(true);
     expect(inBatch(() => [lim(ns.id, 'late', 100, MIN, 1, T0).out, lim(ns.id, 'late', 100, MIN, 1, T0).out])).toEqual([
       { success: true, limit: 100, remaining: 97, reset: T0 + MIN },
       { success: true, limit: 100, remaining: 96, reset: T0 + MIN },
@@ -267,15 +317,15 @@ describe('long identifiers (hashed storage past 440 bytes)', () => {
   it('an override for a long identifier applies (exact and by pattern) and can be removed', () => {
     const ns = freshNs();
     const id = long('k', 500);
-    const o = upsertOverride(ns, id, 1, MIN, T0);
+    const o = upsertOverride(direct, ns, id, 1, MIN, T0);
     expect(lim(ns.id, id, 100, MIN, 1, T0).out).toMatchObject({ success: true, limit: 1, overrideId: o.id });
     expect(lim(ns.id, id, 100, MIN, 1, T0).out).toMatchObject({ success: false, overrideId: o.id });
     expect(lim(ns.id, `${id}x`, 100, MIN, 1, T0).out).not.toHaveProperty('overrideId');
     expect(JSON.parse(native.findOverride(ns.id, id) ?? 'null')).toMatchObject({ overrideId: o.id, identifier: id });
-    expect(removeOverride(ns, id)).toBe(true);
+    expect(removeOverride(direct, ns, id)).toBe(true);
     expect(lim(ns.id, id, 100, MIN, 1, T0).out).toMatchObject({ success: true, limit: 100 });
     const pattern = `${long('p', 460)}*`;
-    const w = upsertOverride(ns, pattern, 2, MIN, T0);
+    const w = upsertOverride(direct, ns, pattern, 2, MIN, T0);
     expect(lim(ns.id, `${long('p', 470)}tail`, 100, MIN, 1, T0).out).toMatchObject({ limit: 2, overrideId: w.id });
   });
 });
@@ -350,8 +400,8 @@ describe('multiLimit', () => {
   it('overrides apply per item, across namespaces, and a limit-0 override sinks the batch', () => {
     const a = freshNs();
     const b = freshNs();
-    const oa = upsertOverride(a, 'x', 2, 1_000, T0);
-    const ob = upsertOverride(b, 'blocked', 0, MIN, T0);
+    const oa = upsertOverride(direct, a, 'x', 2, 1_000, T0);
+    const ob = upsertOverride(direct, b, 'blocked', 0, MIN, T0);
     const first = many([
       { ns: a.id, id: 'x', limit: 100, duration: MIN, cost: 1 },
       { ns: b.id, id: 'x', limit: 100, duration: MIN, cost: 1 },
@@ -371,9 +421,22 @@ describe('multiLimit', () => {
     ]);
   });
 
-  it('a truncated buffer is a clear error', () => {
-    const buf = packLimitRequests([{ namespaceId: 'n', identifier: 'i', limit: 1, duration: MIN, cost: 1 }]);
-    expect(() => native.limitMany(buf.subarray(0, buf.length - 3), T0)).toThrow(/truncated/);
+  it('a truncated body is declined, having done nothing; as the full way\'s (validated) bytes it is a clear error', () => {
+    const ns = freshNs().id;
+    const body = JSON.stringify([{ namespace: ns, identifier: 'i', limit: 1, duration: MIN, cost: 1 }]);
+    const truncated = body.slice(0, body.length - 3);
+    expect(hotCall(native.multiLimit, WS, truncated, T0)).toBeUndefined();
+    let thrown: unknown;
+    expect(() => {
+      try {
+        hotCall(native.multiLimit, WS, truncated, T0, { validated: true });
+      } catch (err) {
+        thrown = err;
+        throw err;
+      }
+    }).toThrow(/declined a request the full way validated/);
+    expect(errorCode(thrown)).toBe('ENGINE_DECLINED');
+    expect(lim(ns, 'i', 1, MIN, 0, T0).out).toEqual({ success: true, limit: 1, remaining: 1, reset: T0 + MIN });
   });
 });
 
@@ -473,7 +536,9 @@ describe('persistence and sweeping', () => {
     const child = spawnSync(process.execPath, ['-e', `
       const native = require(${JSON.stringify(NATIVE_PATH)});
       native.open(${JSON.stringify(store.dir())}, false, 0, 0);
-      for (let i = 0; i < 3; i++) native.limit(${JSON.stringify(ns)}, 'shared', 10, ${MIN}, 1, ${T0 + 1});
+      const request = Buffer.from(${JSON.stringify(JSON.stringify({ namespace: ns, identifier: 'shared', limit: 10, duration: MIN, cost: 1 }))});
+      const context = Buffer.from('${contextBytes(WS, T0 + 1).toString('base64')}', 'base64');
+      for (let i = 0; i < 3; i++) if (!native.limit(request, context)) throw new Error('declined');
       native.close();
     `], { encoding: 'utf8' });
     expect(child.stderr).toBe('');

@@ -7,27 +7,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Principal } from '../../src/auth/permissions.js';
-import { native, type LimitNative } from '../../src/engine/native.js';
+import { native } from '../../src/engine/native.js';
 import { createApi } from '../../src/procedures/apis/createApi.js';
-import type { Ctx } from '../../src/procedures/context.js';
 import { createKey } from '../../src/procedures/keys/createKey.js';
 import { getKey } from '../../src/procedures/keys/getKey.js';
 import { whoami } from '../../src/procedures/keys/whoami.js';
-import { getRecord, putRecord } from '../../src/store/db.js';
+import type { Ctx } from '../../src/request/context.js';
+import { directCtx } from '../../src/request/direct.js';
+import { direct, getRecord, putRecord } from '../../src/store/db.js';
 import { keyHashBytes } from '../../src/store/keys.js';
-import { findNamespace } from '../../src/store/ratelimits.js';
-
-interface Raw {
-  limit(namespaceId: string, identifier: string, limit: number, durationMs: number, cost: number, nowMs: number): string;
-  creditsGet(keyId: string, nowMs: number): [number, number, number, number] | undefined;
-  verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number): string;
-}
-const raw = native as unknown as Raw;
-const limitBody = (native as unknown as LimitNative).limitBody.bind(native);
+import { ensureNamespace, findNamespace } from '../../src/store/ratelimits.js';
+import { limitCall, verifyCall } from '../helpers/engine.js';
 
 const WS = 'ws_migrate_test';
 const T0 = Date.UTC(2026, 0, 15, 12);
-const ctx: Ctx = { principal: new Principal(WS, 'rk_test', ['*']), nowMs: T0, requestId: 'req_test', vaultKey: undefined };
+const ctx: Ctx = directCtx(new Principal(WS, 'rk_test', ['*']), T0);
+
+/** keys.verifyKey's data for `key` (the default cost) in WS at T0. */
+const verified = (key: string) => verifyCall(WS, { key }, T0).data;
 
 let dir: string | undefined;
 afterEach(() => {
@@ -54,8 +51,7 @@ describe('opening a store of an older layout', () => {
   it('moves credits from the credits table (key = keyId) and from ratelimit_windows (k/<keyId>) to the counter log; a record already there wins', () => {
     dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
     native.open(dir, false, 0, 0);
-    const credits = native as unknown as { creditsSet(id: string, r: number, a: number, d: number, t: number): void };
-    native.transaction(() => credits.creditsSet('key_both', 5, -1, 0, T0));
+    native.transaction(() => native.creditsSet('key_both', 5, -1, 0, T0));
     // credits.rs's record: remaining, refill amount, refill day, last refill (i64 LE each).
     const record = (remaining: number): Buffer => {
       const b = Buffer.alloc(32);
@@ -70,9 +66,9 @@ describe('opening a store of an older layout', () => {
     reopen();
     expect(native.range('credits', '', null, 10)).toEqual([]);
     expect(native.range('ratelimit_windows', '', null, 10)).toEqual([]);
-    expect(raw.creditsGet('key_old', T0)).toEqual([42, 50, 0, T0]);
-    expect(raw.creditsGet('key_newer', T0)).toEqual([17, 50, 0, T0]);
-    expect(raw.creditsGet('key_both', T0)?.[0]).toBe(5);
+    expect(native.creditsGet('key_old', T0)).toEqual([42, 50, 0, T0]);
+    expect(native.creditsGet('key_newer', T0)).toEqual([17, 50, 0, T0]);
+    expect(native.creditsGet('key_both', T0)?.[0]).toBe(5);
   });
 
   it('moves key records from keys (keyId → record) + key_hashes (hash → keyId) to key_records (hash → record) + keys (keyId → hash)', () => {
@@ -90,25 +86,26 @@ describe('opening a store of an older layout', () => {
         native.put('key_hashes', hash, Buffer.from(keyId, 'utf8'));
       }
     });
-    expect(JSON.parse(raw.verifyKey(WS, '*', made[0]!.key, -1, null, '', T0).slice(1))).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(verified(made[0]!.key)).toEqual({ valid: false, code: 'NOT_FOUND' });
 
     reopen();
     expect(native.range('key_hashes', '', null, 10)).toEqual([]);
     for (const [i, { key, keyId }] of made.entries()) {
       expect(native.get('keys', keyId)).toEqual(keyHashBytes(key));
-      expect(JSON.parse(raw.verifyKey(WS, '*', key, -1, null, '', T0).slice(1))).toMatchObject({ valid: true, code: 'VALID', keyId, name: `k${i}`, credits: 9 });
+      expect(verified(key)).toMatchObject({ valid: true, code: 'VALID', keyId, name: `k${i}`, credits: 9 });
       expect(getKey({ keyId, decrypt: false }, ctx)).toMatchObject({ keyId, name: `k${i}` });
       expect(whoami({ key }, ctx)).toMatchObject({ keyId });
     }
     // A second open finds nothing to move.
     reopen();
-    expect(JSON.parse(raw.verifyKey(WS, '*', made[1]!.key, -1, null, '', T0).slice(1))).toMatchObject({ code: 'VALID', credits: 8 });
+    expect(verified(made[1]!.key)).toMatchObject({ code: 'VALID', credits: 8 });
   });
 
   it('moves limiter windows from n/<namespaceId>/<durationMs>/<sid> to their digest keys, and they keep counting', () => {
     dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
     native.open(dir, false, 0, 0);
-    const ns = 'rlns_migrate';
+    // Windows are counted for a namespace of the workspace: its id, as the older layout keyed them by.
+    const ns = ensureNamespace(direct, WS, 'migrate', T0).id;
     const long = 'x'.repeat(500); // stored by its sid '#' + base64(SHA-256)
     native.transaction(() => {
       native.put('ratelimit_windows', `n/${ns}/60000/user_a`, windowRecord(3));
@@ -117,7 +114,7 @@ describe('opening a store of an older layout', () => {
     });
     reopen();
     expect(native.range('ratelimit_windows', 'n/', 'n0', 10)).toEqual([]);
-    const remaining = (id: string) => (JSON.parse(raw.limit(ns, id, 10, 60_000, 0, T0).slice(1)) as { remaining: number }).remaining;
+    const remaining = (id: string) => limitCall(WS, { namespace: ns, identifier: id, limit: 10, duration: 60_000, cost: 0 }, T0).data.remaining as number;
     expect(remaining('user_a')).toBe(7);
     expect(remaining(long)).toBe(5);
     expect(remaining('a/b/c')).toBe(9);
@@ -127,7 +124,7 @@ describe('opening a store of an older layout', () => {
   it('moves limiter windows from their digest keys in ratelimit_windows to the counter log, and they keep counting', () => {
     dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
     native.open(dir, false, 0, 0);
-    const ns = 'rlns_migrate_digest';
+    const ns = ensureNamespace(direct, WS, 'migrate_digest', T0).id;
     // limit.rs window_key: 0x01, then the first 15 bytes of SHA-256(ns ‖ 0 ‖ duration ‖ 0 ‖ sid).
     const place = (sid: string): Buffer =>
       Buffer.concat([Buffer.from([1]), createHash('sha256').update(`${ns}\0${60_000}\0${sid}`).digest().subarray(0, 15)]);
@@ -138,7 +135,7 @@ describe('opening a store of an older layout', () => {
     reopen();
     expect(native.range('ratelimit_windows', Buffer.from([1]), Buffer.from([2]), 10)).toEqual([]);
     expect(native.range('counter_log', '', null, 10)).toHaveLength(4);
-    const remaining = (id: string) => (JSON.parse(raw.limit(ns, id, 10, 60_000, 0, T0).slice(1)) as { remaining: number }).remaining;
+    const remaining = (id: string) => limitCall(WS, { namespace: ns, identifier: id, limit: 10, duration: 60_000, cost: 0 }, T0).data.remaining as number;
     expect(remaining('user_a')).toBe(6);
     expect(remaining('user_b')).toBe(0);
     expect(remaining('user_c')).toBe(10);
@@ -187,14 +184,13 @@ describe('opening a store of an older layout', () => {
     }
     expect(native.get('ratelimit_overrides', 'rlns_hash/e/#junk')).toEqual(Buffer.from([0xc1]));
     // The engine finds the namespace by its name and the overrides by their identifiers.
-    const limited = (id: string) => JSON.parse(raw.limit('rlns_hash', id, 100, 60_000, 0, T0).slice(1)) as { limit: number; overrideId?: string };
+    const limited = (id: string) => limitCall(WS, { namespace: 'rlns_hash', identifier: id, limit: 100, duration: 60_000, cost: 0 }, T0).data as { limit: number; overrideId?: string };
     expect(limited('#vip')).toMatchObject({ limit: 3, overrideId: 'rlor_vip' });
     expect(limited('#team-a')).toMatchObject({ limit: 5, overrideId: 'rlor_team' });
     expect(limited('u1')).toMatchObject({ limit: 7, overrideId: 'rlor_u1' });
     expect(limited(long)).toMatchObject({ limit: 9, overrideId: 'rlor_long' });
     expect(findNamespace(WS, '#chan')?.id).toBe('rlns_hash');
-    const body = Buffer.from(JSON.stringify({ namespace: '#chan', identifier: '#vip', limit: 100, duration: 60_000 }));
-    expect(limitBody(WS, '*', body, T0)).toContain('"overrideId":"rlor_vip"');
+    expect(limitCall(WS, { namespace: '#chan', identifier: '#vip', limit: 100, duration: 60_000 }, T0).envelope).toContain('"overrideId":"rlor_vip"');
     // Marked as done: a record written the old way afterwards is left where it is.
     native.transaction(() => putRecord('ratelimit_overrides', 'rlns_hash/e/#late', ovr('rlor_late', 'rlns_hash', '#late', 1)));
     reopen();

@@ -4,34 +4,35 @@
 import { describe, expect, it } from 'vitest';
 import { Principal } from '../../src/auth/permissions.js';
 import { createApi } from '../../src/procedures/apis/createApi.js';
-import type { Ctx } from '../../src/procedures/context.js';
 import { createIdentity } from '../../src/procedures/identities/createIdentity.js';
 import { createKey } from '../../src/procedures/keys/createKey.js';
-import { keyView } from '../../src/procedures/keys/view.js';
+import { keyView } from '../../src/views/keys.js';
 import { createRole } from '../../src/procedures/permissions/createRole.js';
 import { deleteIdentityEverywhere, deletePermissionEverywhere, deleteRoleEverywhere, pendingUnlinkings, unlinkBatch, UNLINK_BATCH, type Unlinking } from '../../src/store/cascades.js';
 import { gonePermissions } from '../../src/store/gone.js';
 import { findPermission } from '../../src/store/permissions.js';
 import { createPermission } from '../../src/procedures/permissions/createPermission.js';
 import { getKeyRecord as keyRecord, saveKey } from '../../src/store/keys.js';
-import { getRecord, transact } from '../../src/store/db.js';
+import { direct, getRecord } from '../../src/store/db.js';
 import { idxGet, idxList } from '../../src/store/indexes.js';
 import { IDX, type IdentityRecord, type PermissionRecord, type RoleRecord } from '../../src/store/records.js';
 import { createWorkspace } from '../../src/store/rootKeys.js';
+import type { Ctx } from '../../src/request/context.js';
+import { directCtx } from '../../src/request/direct.js';
 import { tempStore } from '../helpers/tempStore.js';
 
 tempStore('keyward-unlink-');
 const T0 = Date.UTC(2026, 0, 15, 12);
 
 function context(): Ctx {
-  const ws = createWorkspace(T0).id;
-  return { principal: new Principal(ws, 'rk_test', ['*']), nowMs: T0, requestId: 'req_test', vaultKey: undefined };
+  const ws = createWorkspace(direct, T0).id;
+  return directCtx(new Principal(ws, 'rk_test', ['*']), T0);
 }
 
 /** Runs the unlinking to its end as the background does; returns the batches it took. */
 function runToEnd(u: Unlinking): number {
   let batches = 0;
-  while (unlinkBatch(u, T0 + 1) > 0) batches++;
+  while (unlinkBatch(direct, u, T0 + 1) > 0) batches++;
   return batches;
 }
 
@@ -43,14 +44,14 @@ describe('unlinking the keys of a deleted role or identity', () => {
     const kept = createRole({ name: 'kept', permissions: ['docs.write'] }, ctx);
     const count = 2 * UNLINK_BATCH + 17;
     const keyIds = Array.from({ length: count }, () => createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, roles: ['doomed', 'kept'] }, ctx).keyId);
-    const unlinking = transact(() => deleteRoleEverywhere(getRecord<RoleRecord>('roles', role.roleId) as RoleRecord, (slug) => idxGet(IDX.permSlug(ctx.principal.workspaceId, slug))));
+    const unlinking = direct.transact(() => deleteRoleEverywhere(getRecord<RoleRecord>('roles', role.roleId) as RoleRecord, (slug) => idxGet(IDX.permSlug(ctx.principal.workspaceId, slug))));
     expect(pendingUnlinkings()).toContainEqual(unlinking);
     // Before any unlinking: the record still names the role, the view does not.
     const first = keyRecord(keyIds[0] as string);
     expect(first?.roleIds).toContain(role.roleId);
     expect(keyView(first!, T0)).toMatchObject({ roles: ['kept'], permissions: ['docs.write'] });
     // One batch, then "a restart": the record says what is left.
-    expect(unlinkBatch(unlinking, T0 + 1)).toBe(UNLINK_BATCH);
+    expect(unlinkBatch(direct, unlinking, T0 + 1)).toBe(UNLINK_BATCH);
     expect(pendingUnlinkings()).toContainEqual(unlinking);
     expect(runToEnd(unlinking)).toBe(2);
     expect(pendingUnlinkings()).not.toContainEqual(unlinking);
@@ -64,7 +65,7 @@ describe('unlinking the keys of a deleted role or identity', () => {
     const apiId = createApi({ name: 'unlink-identities' }, ctx).apiId;
     const { identityId } = createIdentity({ externalId: 'user_1' }, ctx);
     const oldKeys = Array.from({ length: UNLINK_BATCH + 5 }, () => createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, externalId: 'user_1' }, ctx).keyId);
-    const unlinking = transact(() => deleteIdentityEverywhere(getRecord<IdentityRecord>('identities', identityId) as IdentityRecord));
+    const unlinking = direct.transact(() => deleteIdentityEverywhere(getRecord<IdentityRecord>('identities', identityId) as IdentityRecord));
     const newKey = createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, externalId: 'user_1' }, ctx).keyId;
     const fresh = keyRecord(newKey)!;
     expect(fresh.identityId).not.toBe(identityId);
@@ -92,7 +93,7 @@ describe('unlinking the keys of a deleted role or identity', () => {
     const count = UNLINK_BATCH + 9;
     const keyIds = Array.from({ length: count }, () => createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, permissions: ['docs.read', 'docs.own'] }, ctx).keyId);
     const old = findPermission(ws, 'docs.read') as PermissionRecord;
-    const unlinking = transact(() => deletePermissionEverywhere(old));
+    const unlinking = direct.transact(() => deletePermissionEverywhere(old));
     expect(pendingUnlinkings()).toContainEqual({ kind: 'permission', id: old.id, workspaceId: ws, slug: 'docs.read' });
     expect(gonePermissions(ws)).toEqual(new Set(['docs.read']));
     // The role lost it in the same transaction; the keys still hold the slug, the views do not show it.
@@ -101,11 +102,11 @@ describe('unlinking the keys of a deleted role or identity', () => {
     expect(first.permissions).toContain('docs.read');
     expect(keyView(first, T0).permissions).toEqual(['docs.own']);
     // A key written meanwhile (here: a copy, as rerollKey makes) does not keep it.
-    transact(() => saveKey({ ...first, id: 'key_copy', hash: Buffer.alloc(32, 7).toString('base64') }, undefined));
+    direct.transact(() => saveKey({ ...first, id: 'key_copy', hash: Buffer.alloc(32, 7).toString('base64') }, undefined));
     expect(keyRecord('key_copy')?.permissions).toEqual(['docs.own']);
     // One batch, then the same slug is created again: the rest of the old keys lose the old
     // one first, so none of them holds the new one.
-    expect(unlinkBatch(unlinking, T0 + 1)).toBe(UNLINK_BATCH);
+    expect(unlinkBatch(direct, unlinking, T0 + 1)).toBe(UNLINK_BATCH);
     const again = createPermission({ name: 'docs.read', slug: 'docs.read' }, ctx);
     expect(again.permissionId).not.toBe(old.id);
     expect(gonePermissions(ws)).toEqual(new Set());

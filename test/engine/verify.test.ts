@@ -3,12 +3,13 @@
 // ("Verification codes and order", "Credits", "Refill", "Key rate limits", "Rate-limit
 // algorithm", "Permission query"), reference/unkey-v2.md §3.2 (fields per outcome) and the
 // spec's "States and transitions" table.
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
+import { hotCall, verifyCall, type Data } from '../helpers/engine.js';
 import { tempStore } from '../helpers/tempStore.js';
 import { Principal } from '../../src/auth/permissions.js';
+import { Effect } from '../../src/engine/hotCalls.js';
+import { native } from '../../src/engine/native.js';
 import { createApi } from '../../src/procedures/apis/createApi.js';
-import type { Ctx } from '../../src/procedures/context.js';
 import { updateIdentity } from '../../src/procedures/identities/updateIdentity.js';
 import { createKey, type CreateKeyInput } from '../../src/procedures/keys/createKey.js';
 import { deleteKey } from '../../src/procedures/keys/deleteKey.js';
@@ -18,16 +19,10 @@ import { updateKey } from '../../src/procedures/keys/updateKey.js';
 import { createRole } from '../../src/procedures/permissions/createRole.js';
 import { deletePermission } from '../../src/procedures/permissions/deletePermission.js';
 import { deleteRole } from '../../src/procedures/permissions/deleteRole.js';
+import type { Ctx } from '../../src/request/context.js';
+import { directCtx } from '../../src/request/direct.js';
 import { markApiDeleted } from '../../src/store/apis.js';
-
-interface Native {
-  open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void;
-  close(): void;
-  verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number): string;
-  creditsGet(keyId: string, nowMs: number): [number, number, number, number] | undefined;
-}
-
-const native = createRequire(import.meta.url)('../../native/keyward.node') as Native;
+import { direct } from '../../src/store/db.js';
 
 const WS = 'ws_verify_test';
 const OTHER_WS = 'ws_verify_other';
@@ -38,7 +33,7 @@ const MIN = 60_000;
 tempStore('keyward-verify-', 100);
 
 function ctx(nowMs = T0, ws = WS): Ctx {
-  return { principal: new Principal(ws, 'rk_test', ['*']), nowMs, requestId: 'req_test', vaultKey: undefined };
+  return directCtx(new Principal(ws, 'rk_test', ['*']), nowMs);
 }
 
 function newApi(ws = WS): string {
@@ -64,18 +59,29 @@ interface VerifyOpts {
   apis?: string;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Data = Record<string, any>;
+/** The request body of keys.verifyKey for these options (no `credits`: the default cost). */
+function verifyBody(key: string, o: VerifyOpts): Data {
+  const body: Data = { key };
+  if (o.cost !== undefined) body.credits = { cost: o.cost };
+  if (o.query !== undefined) body.permissions = o.query;
+  if (o.named !== undefined) body.ratelimits = o.named.map(([name, cost, limit, duration]) => (limit === undefined ? { name, cost } : { name, cost, limit, duration }));
+  return body;
+}
 
 function verifyRaw(key: string, o: VerifyOpts = {}): { wrote: boolean; data: Data } {
-  const named = (o.named ?? []).map((entry) => entry.join('\u001f')).join('\u001e');
-  const out = native.verifyKey(o.ws ?? WS, o.apis ?? '*', key, o.cost ?? -1, o.query ?? null, named, o.now ?? T0);
-  expect(out[0] === '0' || out[0] === '1', `state flag of ${out}`).toBe(true);
-  return { wrote: out[0] === '1', data: JSON.parse(out.slice(1)) as Data };
+  const answer = verifyCall(o.ws ?? WS, verifyBody(key, o), o.now ?? T0, { scope: o.apis ?? '*' });
+  // Group commit is off: a call that wrote committed (never opened a batch).
+  expect([Effect.None, Effect.Wrote], `effect of ${answer.envelope}`).toContain(answer.effect);
+  return { wrote: answer.wrote, data: answer.data };
 }
 
 function verify(key: string, o: VerifyOpts = {}): Data {
   return verifyRaw(key, o).data;
+}
+
+/** The engine declined the body (not one the schema accepts: the full way answers the 400). */
+function declined(key: string, o: VerifyOpts = {}): boolean {
+  return hotCall(native.verifyKey, o.ws ?? WS, verifyBody(key, o), o.now ?? T0, { scope: o.apis ?? '*' }) === undefined;
 }
 
 function code(key: string, o: VerifyOpts = {}): string {
@@ -123,7 +129,7 @@ describe('every code', () => {
     const { key, apiId } = newKey();
     expect(code(key)).toBe('VALID');
     // What apis.deleteApi commits synchronously; the key records stay until the background purge.
-    expect(markApiDeleted(WS, apiId, T0)).toBe(true);
+    expect(markApiDeleted(direct, WS, apiId, T0)).toBe(true);
     expect(verify(key)).toEqual({ valid: false, code: 'NOT_FOUND' });
   });
 
@@ -516,16 +522,17 @@ describe('key rate limits', () => {
   });
 
   it('previous-bucket weighting: floor(previous · (1 − elapsed/duration))', () => {
-    const { key } = newKey({ ratelimits: [limit('w', 10, 1_000, false)] });
-    expect(code(key, { named: [['w', 10]] })).toBe('VALID');
+    // A name of at least 3 characters: verifyKey's schema refuses shorter ones.
+    const { key } = newKey({ ratelimits: [limit('win', 10, 1_000, false)] });
+    expect(code(key, { named: [['win', 10]] })).toBe('VALID');
     // A quarter into the next bucket 7 of the 10 still count: 3 fit, 4 do not.
-    expect(code(key, { named: [['w', 4]], now: T0 + 1_250 })).toBe('RATE_LIMITED');
-    const d = verify(key, { named: [['w', 3]], now: T0 + 1_250 });
+    expect(code(key, { named: [['win', 4]], now: T0 + 1_250 })).toBe('RATE_LIMITED');
+    const d = verify(key, { named: [['win', 3]], now: T0 + 1_250 });
     expect(d.code).toBe('VALID');
-    expect(rl(d, 'w').remaining).toBe(0);
-    expect(code(key, { named: [['w', 1]], now: T0 + 1_250 })).toBe('RATE_LIMITED');
+    expect(rl(d, 'win').remaining).toBe(0);
+    expect(code(key, { named: [['win', 1]], now: T0 + 1_250 })).toBe('RATE_LIMITED');
     // Later in the same bucket: current 3 + floor(10 · 0.1) = 4 → 6 fit.
-    expect(rl(verify(key, { named: [['w', 6]], now: T0 + 1_900 }), 'w').remaining).toBe(0);
+    expect(rl(verify(key, { named: [['win', 6]], now: T0 + 1_900 }), 'win').remaining).toBe(0);
   });
 
   it('an unknown named limit throws VERIFY_UNKNOWN_LIMIT (and consumes nothing)', () => {
@@ -615,9 +622,15 @@ describe('permission queries', () => {
     expect(code(key, { query: 'reports.view' })).toBe('INSUFFICIENT_PERMISSIONS');
   });
 
-  it.each(['a AND', '(a OR b', 'a b', 'a AND ()', 'a $ b', ')', 'OR a', 'a OR OR b', ''])('syntax error %j → VERIFY_QUERY_SYNTAX', (query) => {
+  it.each(['a AND', '(a OR b', 'a b', 'a AND ()', 'a $ b', ')', 'OR a', 'a OR OR b'])('syntax error %j → VERIFY_QUERY_SYNTAX', (query) => {
     const { key } = newKey({ permissions: ['a'] });
     expect(thrownCode(() => verify(key, { query }))).toBe('VERIFY_QUERY_SYNTAX');
+  });
+
+  it('an empty query is not one the schema accepts: declined (the full way answers 400), nothing spent', () => {
+    const { key, keyId } = newKey({ permissions: ['a'], credits: { remaining: 2 } });
+    expect(declined(key, { query: '' })).toBe(true);
+    expect(balance(keyId)).toBe(2);
   });
 
   it('an unknown key is NOT_FOUND even with a bad query', () => {
@@ -660,9 +673,14 @@ describe('argument sizes around the native stack buffers', () => {
     names.forEach((n, i) => expect(rl(d, n).remaining).toBe(10 - (i % 3)));
   });
 
-  it('a very long unknown key is NOT_FOUND', () => {
-    expect(verify('k'.repeat(5_000))).toEqual({ valid: false, code: 'NOT_FOUND' });
-    expect(verify('ключ'.repeat(200))).toEqual({ valid: false, code: 'NOT_FOUND' });
+  it('a very long unknown key is NOT_FOUND, up to the schema\'s 512 characters (1,024 to 2,048 bytes of UTF-8 included); a longer one is declined', () => {
+    expect(verify('k'.repeat(512))).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(verify('ключ'.repeat(128))).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(verify('😀'.repeat(512))).toEqual({ valid: false, code: 'NOT_FOUND' });
+    // Longer is not a body the schema accepts: the full way answers its 400.
+    expect(declined('k'.repeat(513))).toBe(true);
+    expect(declined('k'.repeat(5_000))).toBe(true);
+    expect(declined('ключ'.repeat(200))).toBe(true);
   });
 });
 

@@ -7,14 +7,15 @@
 // against the key's expiry) is checked on every reuse.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { verifyCall, type Data } from '../helpers/engine.js';
 import { inBatch, tempStore } from '../helpers/tempStore.js';
 import { Principal } from '../../src/auth/permissions.js';
+import { native } from '../../src/engine/native.js';
 import { createApi } from '../../src/procedures/apis/createApi.js';
-import type { Ctx } from '../../src/procedures/context.js';
 import { updateIdentity } from '../../src/procedures/identities/updateIdentity.js';
 import { addRoles } from '../../src/procedures/keys/addRoles.js';
 import { createKey, type CreateKeyInput } from '../../src/procedures/keys/createKey.js';
@@ -23,23 +24,13 @@ import { updateCredits } from '../../src/procedures/keys/updateCredits.js';
 import { updateKey } from '../../src/procedures/keys/updateKey.js';
 import { createRole } from '../../src/procedures/permissions/createRole.js';
 import { setRolePermissions } from '../../src/procedures/permissions/setRolePermissions.js';
+import type { Ctx } from '../../src/request/context.js';
+import { directCtx } from '../../src/request/direct.js';
 import { markApiDeleted } from '../../src/store/apis.js';
+import { direct } from '../../src/store/db.js';
 import { keyHashBytes } from '../../src/store/keys.js';
 
-interface Native {
-  open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void;
-  close(): void;
-  verifyKey(workspaceId: string, allowedApis: string, key: string, cost: number, query: string | null, named: string, nowMs: number): string;
-  setVerifyCache(slots: number): void;
-  transaction<T>(fn: () => T): T;
-  batchBegin(): void;
-  batchCommit(): boolean;
-  put(table: string, key: string, value: Buffer): void;
-  stats(): { verifyCacheHits: number; verifyCacheMisses: number; verifyCacheRecordHits: number; verifyCacheRecordMisses: number };
-}
-
-const ADDON = new URL('../../native/keyward.node', import.meta.url).pathname;
-const native = createRequire(import.meta.url)(ADDON) as Native;
+const ADDON = fileURLToPath(new URL('../../native/keyward.node', import.meta.url));
 
 const WS = 'ws_cache_test';
 const T0 = Date.UTC(2026, 0, 15, 12);
@@ -50,7 +41,7 @@ beforeEach(() => native.setVerifyCache(1024));
 afterAll(() => native.setVerifyCache(131_072));
 
 function ctx(nowMs = T0, ws = WS): Ctx {
-  return { principal: new Principal(ws, 'rk_test', ['*']), nowMs, requestId: 'req_test', vaultKey: undefined };
+  return directCtx(new Principal(ws, 'rk_test', ['*']), nowMs);
 }
 
 function newKeyOf(opts: Partial<CreateKeyInput> = {}): { keyId: string; key: string; apiId: string } {
@@ -60,12 +51,11 @@ function newKeyOf(opts: Partial<CreateKeyInput> = {}): { keyId: string; key: str
 
 const newKey = newKeyOf;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Data = Record<string, any>;
-
-function verify(key: string, o: { now?: number; ws?: string; apis?: string; cost?: number } = {}): Data {
-  const out = native.verifyKey(o.ws ?? WS, o.apis ?? '*', key, o.cost ?? -1, null, '', o.now ?? T0);
-  return JSON.parse(out.slice(1)) as Data;
+function verify(key: string, o: { now?: number; ws?: string; apis?: string; cost?: number; query?: string } = {}): Data {
+  const body: Data = { key };
+  if (o.cost !== undefined) body.credits = { cost: o.cost };
+  if (o.query !== undefined) body.permissions = o.query;
+  return verifyCall(o.ws ?? WS, body, o.now ?? T0, { scope: o.apis ?? '*' }).data;
 }
 
 /** Answer hits and misses counted while `fn` runs. */
@@ -132,7 +122,7 @@ describe('reuse', () => {
     updateKey({ keyId, enabled: false }, ctx());
     expect(countedAll(() => [1, 2].forEach(() => expect(verify(key).code).toBe('DISABLED')))).toMatchObject({ recordHits: 1, recordMisses: 1 });
     updateKey({ keyId, enabled: true }, ctx());
-    const query = (q: string) => JSON.parse(native.verifyKey(WS, '*', key, -1, q, '', T0).slice(1)) as Data;
+    const query = (q: string) => verify(key, { query: q });
     const c = countedAll(() => expect([query('p.read').code, query('p.write').code, query('p.read').code]).toEqual(['VALID', 'INSUFFICIENT_PERMISSIONS', 'VALID']));
     expect(c).toEqual({ hits: 0, misses: 0, recordHits: 2, recordMisses: 1 });
     expect(countedAll(() => [1, 2].forEach(() => expect(verify('no_such_key_1234567890').code).toBe('NOT_FOUND')))).toMatchObject({ recordHits: 0, recordMisses: 2 });
@@ -149,8 +139,7 @@ describe('reuse', () => {
     const plain = newKey();
     verify(plain.key);
     const q = counted(() => {
-      const out = native.verifyKey(WS, '*', plain.key, -1, 'a.b', '', T0);
-      expect(JSON.parse(out.slice(1))).toMatchObject({ code: 'INSUFFICIENT_PERMISSIONS' });
+      expect(verify(plain.key, { query: 'a.b' })).toMatchObject({ code: 'INSUFFICIENT_PERMISSIONS' });
     });
     expect(q).toEqual({ hits: 0, misses: 0 });
   });
@@ -256,7 +245,7 @@ describe.each([
     expect(verify(a.key)).toEqual({ valid: false, code: 'NOT_FOUND' });
     const b = newKey();
     verify(b.key);
-    expect(markApiDeleted(WS, b.apiId, T0)).toBe(true);
+    expect(markApiDeleted(direct, WS, b.apiId, T0)).toBe(true);
     expect(verify(b.key)).toEqual({ valid: false, code: 'NOT_FOUND' });
   });
 

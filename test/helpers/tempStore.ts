@@ -20,14 +20,12 @@ export function tempStore(prefix: string, syncIntervalMs = 0, mapBytes = 16 * 10
   return { dir: () => dir };
 }
 
-const batchNative = native as unknown as { batchBegin(): void; batchCommit(): boolean };
-
 /** Runs `fn` inside one batch of hot calls, as a server turn does (group commit), and commits it. */
 export function inBatch<T>(fn: () => T): T {
-  batchNative.batchBegin();
+  native.batchBegin();
   try {
     return fn();
   } finally {
-    expect(batchNative.batchCommit()).toBe(true);
+    expect(native.batchCommit()).toBe(true);
   }
 }
