@@ -1,22 +1,33 @@
 // The hot procedures served straight from the body bytes (Route.fromBody, native/src/body.rs).
-// Contract: a body in its plain form gets exactly the reply the full way (JSON.parse, ajv,
-// handler) gives in the same state, errors included; every other body is left to the full
-// way untouched (fromBody returns undefined and the store is unchanged).
+// Contract: a body the engine's reader accepts — strings with escapes and raw UTF-8 included,
+// decoded as JSON.parse decodes them — gets exactly the reply the full way (JSON.parse, ajv,
+// the handler, which hands the validated input re-serialised to the same engine entry with
+// the VALIDATED flag) gives in the same state, errors included. A body the reader does not
+// accept (one the schema refuses, a number with a fraction or an exponent, a repeated field,
+// an unpaired surrogate escape, invalid UTF-8) or that names a namespace that does not exist
+// yet or is out of the root key's scope is declined: fromBody returns undefined, the store is
+// unchanged, and the full way answers it.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tempStore } from '../helpers/tempStore.js';
 import { bootstrap } from '../../src/bootstrap.js';
+import { loadConfig } from '../../src/config.js';
+import { Effect, type Served } from '../../src/engine/hotCalls.js';
+import { native } from '../../src/engine/native.js';
 import { createLogger } from '../../src/log.js';
 import { Principal } from '../../src/auth/permissions.js';
 import { createApi } from '../../src/procedures/apis/createApi.js';
-import type { Ctx } from '../../src/procedures/context.js';
 import { createKey, type CreateKeyInput } from '../../src/procedures/keys/createKey.js';
 import { verifyKeyFromBody } from '../../src/procedures/keys/verifyKey.js';
 import { limitFromBody } from '../../src/procedures/ratelimits/limit.js';
+import { multiLimitFromBody } from '../../src/procedures/ratelimits/multiLimit.js';
 import { setOverride } from '../../src/procedures/ratelimits/setOverride.js';
+import type { Ctx } from '../../src/request/context.js';
+import { directCtx } from '../../src/request/direct.js';
 import { Dispatcher } from '../../src/rpc/dispatch.js';
-import { ROUTES } from '../../src/rpc/routes.js';
-import { findNamespace } from '../../src/store/ratelimits.js';
-import { transact } from '../../src/store/db.js';
+import { ROUTES, type Route } from '../../src/rpc/routes.js';
+import { threadServices } from '../../src/serve.js';
+import { direct } from '../../src/store/db.js';
+import { ensureNamespace, findNamespace } from '../../src/store/ratelimits.js';
 import { insertRootKey } from '../../src/store/rootKeys.js';
 import { newRequestId } from '../../src/rpc/requestId.js';
 
@@ -29,24 +40,71 @@ let ws = '';
 beforeAll(() => {
   vi.useFakeTimers({ toFake: ['Date'] });
   vi.setSystemTime(T0);
-  ws = (bootstrap(ROOT, T0) as { workspaceId: string }).workspaceId;
+  ws = (bootstrap(direct, ROOT, T0) as { workspaceId: string }).workspaceId;
 });
 afterAll(() => vi.useRealTimers());
 
-const log = createLogger('silent');
+/** A serving thread's services as the server builds them (its durability gate turns group commit on), shared by both dispatchers. */
+const services = threadServices(loadConfig({}), createLogger('silent'), false);
 /** The server's dispatcher, and one whose routes have no fromBody: every body goes the full way. */
-const fast = new Dispatcher('http://keyward.test', log, undefined);
-const full = new Dispatcher('http://keyward.test', log, undefined, ROUTES.map((r) => ({ ...r, fromBody: undefined })));
+const fast = new Dispatcher('http://keyward.test', services);
+const full = new Dispatcher('http://keyward.test', services, ROUTES.map((r) => (r.kind === 'hot' ? { ...r, fromBody: undefined } : r)));
+
+type FromBody = (body: Uint8Array, ctx: Ctx) => Served | undefined;
+
+const encode = (body: string | Uint8Array): Uint8Array => (typeof body === 'string' ? new TextEncoder().encode(body) : body);
+const anyRequestId = (text: string): string => text.replace(/"requestId":"req_\w+"/, '"requestId":"req_x"');
 
 function ctx(principal = new Principal(ws, 'rk_test', ['*'])): Ctx {
-  return { principal, nowMs: T0, requestId: 'req_test', vaultKey: undefined };
+  return directCtx(principal, T0);
+}
+
+/**
+ * The end of the event-loop turn: the batch a hot call opened (group commit is on) is
+ * committed, as the durability gate commits it, before anything else writes.
+ */
+function endTurn(effect: Effect): void {
+  if (effect === Effect.OpenedBatch) expect(native.batchCommit()).toBe(true);
 }
 
 function post(d: Dispatcher, procedure: string, body: unknown, rootKey = ROOT): { status: number; body: string } {
-  const bytes = new TextEncoder().encode(typeof body === 'string' ? body : JSON.stringify(body));
-  const { reply } = d.dispatch(d.lookup(procedure), `Bearer ${rootKey}`, bytes);
-  return { status: reply.status, body: reply.body.replace(/"requestId":"req_\w+"/, '"requestId":"req_x"') };
+  const bytes = typeof body === 'string' || body instanceof Uint8Array ? encode(body) : encode(JSON.stringify(body));
+  const { reply, effect } = d.dispatch(d.lookup(procedure), `Bearer ${rootKey}`, bytes);
+  endTurn(effect);
+  return { status: reply.status, body: anyRequestId(reply.body) };
 }
+
+/** A fromBody entry called as the dispatcher calls it. */
+function fromBody(entry: FromBody, body: string | Uint8Array, c = ctx()): Served | undefined {
+  const served = entry(encode(body), c);
+  if (served !== undefined) endTurn(served.effect);
+  return served;
+}
+
+/** The entry declines the body, having changed nothing in the store. */
+function expectDeclined(entry: FromBody, body: string | Uint8Array, c = ctx()): void {
+  const what = typeof body === 'string' ? body : Buffer.from(body).toString('latin1');
+  const before = native.stats().lastTxnId;
+  expect(fromBody(entry, body, c), what).toBeUndefined();
+  expect(native.stats().lastTxnId, what).toBe(before);
+}
+
+/**
+ * `body('~A~')` straight from the body bytes and `body('~B~')` the full way, in the same
+ * state: the same reply but for the tag. Returns the reply's data.
+ */
+function servedAlike(procedure: string, entry: FromBody, body: (tag: string) => string) {
+  const one = fromBody(entry, body('~A~'));
+  expect(one, body('~A~')).toBeDefined();
+  const two = post(full, procedure, body('~B~'));
+  expect(two.status, body('~B~')).toBe(200);
+  expect(anyRequestId((one as Served).body).replaceAll('~A~', '~B~'), body('~A~')).toBe(two.body);
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return (JSON.parse(two.body) as { data: any }).data;
+}
+
+/** A string written entirely with \u escapes, inside a JSON string. */
+const escaped = (s: string): string => [...s].map((c) => `\\u${(c.codePointAt(0) as number).toString(16).padStart(4, '0')}`).join('');
 
 /** Two keys made alike: one is verified the fast way, its twin the full way, in the same state. */
 function twins(opts: Partial<CreateKeyInput> = {}): [{ key: string; keyId: string }, { key: string; keyId: string }] {
@@ -64,15 +122,26 @@ function twins(opts: Partial<CreateKeyInput> = {}): [{ key: string; keyId: strin
   }
 }
 
+/** The twins' own ids (key, rate limits) are the only difference allowed between their replies. */
+const ids = (text: string, keyId: string) => text.replaceAll(keyId, 'key_x').replace(/"id":"rl_\w+"/g, '"id":"rl_x"');
+
 /** Verifies `a` the fast way and `b` the full way with the same body otherwise; the replies must match. */
 function verifyBoth(a: { key: string; keyId: string }, b: { key: string; keyId: string }, rest: Record<string, unknown> = {}, rootKey = ROOT) {
   const one = post(fast, 'keys.verifyKey', { key: a.key, ...rest }, rootKey);
   const two = post(full, 'keys.verifyKey', { key: b.key, ...rest }, rootKey);
-  // The twins' own ids (key, rate limits) are the only difference allowed.
-  const ids = (text: string, keyId: string) => text.replaceAll(keyId, 'key_x').replace(/"id":"rl_\w+"/g, '"id":"rl_x"');
   expect(ids(one.body, a.keyId)).toBe(ids(two.body, b.keyId));
   expect(one.status).toBe(two.status);
   return { status: one.status, data: JSON.parse(one.body) as { data?: Record<string, unknown>; error?: { detail: string } } };
+}
+
+/** `body(a.key)` straight from the body bytes and `body(b.key)` the full way: the same reply. */
+function verifyServedAlike(a: { key: string; keyId: string }, b: { key: string; keyId: string }, body: (key: string) => string) {
+  const one = fromBody(verifyKeyFromBody, body(a.key));
+  expect(one, body(a.key)).toBeDefined();
+  const two = post(full, 'keys.verifyKey', body(b.key));
+  expect(ids(anyRequestId((one as Served).body), a.keyId)).toBe(ids(two.body, b.keyId));
+  expect(two.status).toBe(200);
+  return (JSON.parse(two.body) as { data: Record<string, unknown> }).data;
 }
 
 describe('keys.verifyKey from the body', () => {
@@ -120,50 +189,86 @@ describe('keys.verifyKey from the body', () => {
 
   it('a root key that may verify only another API gets NOT_FOUND; one with no verify grant gets 403 the full way', () => {
     const [a, b] = twins();
-    transact(() => insertRootKey(ws, 'kwroot_hotbody_other_aaaaaaaaaaaaaaaaaa', ['apis.api_other.verify_key'], T0));
+    direct.transact(() => insertRootKey(ws, 'kwroot_hotbody_other_aaaaaaaaaaaaaaaaaa', ['apis.api_other.verify_key'], T0));
     expect(verifyBoth(a, b, {}, 'kwroot_hotbody_other_aaaaaaaaaaaaaaaaaa').data.data?.code).toBe('NOT_FOUND');
-    transact(() => insertRootKey(ws, 'kwroot_hotbody_none_aaaaaaaaaaaaaaaaaaa', ['apis.*.read_key'], T0));
-    expect(verifyKeyFromBody(new TextEncoder().encode(JSON.stringify({ key: a.key })), ctx(new Principal(ws, 'rk_none', ['apis.*.read_key'])))).toBeUndefined();
+    direct.transact(() => insertRootKey(ws, 'kwroot_hotbody_none_aaaaaaaaaaaaaaaaaaa', ['apis.*.read_key'], T0));
+    expectDeclined(verifyKeyFromBody, JSON.stringify({ key: a.key }), ctx(new Principal(ws, 'rk_none', ['apis.*.read_key'])));
     expect(verifyBoth(a, b, {}, 'kwroot_hotbody_none_aaaaaaaaaaaaaaaaaaa').status).toBe(403);
   });
 
-  it('bodies out of the plain form are left to the full way, which answers them', () => {
+  it('strings with escapes and raw UTF-8 are served from the body, decoded as the full way decodes them', () => {
+    const name = 'lim "é" \\ 😀';
+    const [a, b] = twins({ credits: { remaining: 10 }, ratelimits: [{ name, limit: 5, duration: HOUR, autoApply: false }] });
+    // The key written entirely with \u escapes.
+    expect(verifyServedAlike(a, b, (key) => `{"key":"${escaped(key)}"}`)).toMatchObject({ code: 'VALID', credits: 9 });
+    // A limit name with \", \\, \u00e9 and a surrogate pair; then the same name as raw UTF-8.
+    const viaEscapes = verifyServedAlike(a, b, (key) => String.raw`{"key":"${key}","ratelimits":[{"name":"lim \"\u00e9\" \\ \ud83d\ude00","cost":2}]}`);
+    expect(viaEscapes).toMatchObject({ code: 'VALID', credits: 8, ratelimits: [{ name, remaining: 3 }] });
+    const raw = verifyServedAlike(a, b, (key) => JSON.stringify({ key, ratelimits: [{ name, cost: 3 }] }));
+    expect(raw).toMatchObject({ code: 'VALID', credits: 7, ratelimits: [{ name, remaining: 0 }] });
+    // Unknown keys with every kind of escape, and in raw UTF-8.
+    const unknown = { key: 'sk_unknown', keyId: 'key_none' };
+    expect(verifyServedAlike(unknown, unknown, () => String.raw`{"key":"sk_\"q\" \\ \/ \u00e9 \ud83d\ude00 \n\t"}`)).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(verifyServedAlike(unknown, unknown, () => '{"key":"sk_é😀ключ"}')).toEqual({ valid: false, code: 'NOT_FOUND' });
+  });
+
+  it('a limit name with a control character is declined; the full way answers 400', () => {
+    const [a, b] = twins({ credits: { remaining: 5 } });
+    expectDeclined(verifyKeyFromBody, JSON.stringify({ key: a.key, ratelimits: [{ name: 'r\nr' }] }));
+    expect(verifyBoth(a, b, { ratelimits: [{ name: 'r\nr' }] }).status).toBe(400);
+    expect(verifyBoth(a, b, { credits: { cost: 0 } }).data.data?.credits).toBe(5);
+  });
+
+  it('bodies the reader does not take are declined and left to the full way, which answers them', () => {
     const [a, b] = twins({ prefix: 'hb', credits: { remaining: 5 } });
-    const bodies = (k: string) => [
+    const bodies = (k: string): (string | Uint8Array)[] => [
+      // The full way accepts these four (JSON.parse reads them to a body the schema takes).
       `{"key":"${k}","credits":{"cost":1.0}}`,
       `{"key":"${k}","credits":{"cost":1e0}}`,
-      `{"key":"\\u0068${k.slice(1)}"}`,
       `{"key":"${k}","key":"${k}"}`,
+      `{"key":"${k}","credits":{"cost":1},"credits":{"cost":1}}`,
+      // The full way refuses these (400).
       `{"key":"${k}","ratelimits":[{"name":"x","limit":1}]}`,
+      `{"key":"${k}","ratelimits":[{"name":"xyz","limit":1}]}`,
       `{"key":"${k}","credits":{}}`,
+      `{"key":"${k}","credits":{"cost":-1}}`,
       `{"key":"${k}","extra":true}`,
       `{"key":"${k}"`,
       `{"key":"${k}"} {}`,
       `{"key":""}`,
+      `{"key":"${k}","permissions":""}`,
       `[]`,
       ``,
+      // Not text: an unpaired surrogate escape, bytes that are not UTF-8 (400).
+      `{"key":"\\ud800${k.slice(1)}"}`,
+      new Uint8Array([...new TextEncoder().encode(`{"key":"${k}`), 0xff, ...new TextEncoder().encode('"}')]),
     ];
     const [ours, theirs] = [bodies(a.key), bodies(b.key)];
     ours.forEach((body, i) => {
-      expect(verifyKeyFromBody(new TextEncoder().encode(body), ctx()), body).toBeUndefined();
-      const [one, two] = [post(fast, 'keys.verifyKey', body), post(full, 'keys.verifyKey', theirs[i] as string)];
-      expect(one.status, body).toBe(two.status);
-      expect(one.body, body).toBe(two.body.replaceAll(b.keyId, a.keyId));
+      const what = typeof body === 'string' ? body : `bytes of ${Buffer.from(body).toString('latin1')}`;
+      expectDeclined(verifyKeyFromBody, body);
+      const [one, two] = [post(fast, 'keys.verifyKey', body), post(full, 'keys.verifyKey', theirs[i] as string | Uint8Array)];
+      expect(one.status, what).toBe(two.status);
+      expect(one.body, what).toBe(two.body.replaceAll(b.keyId, a.keyId));
     });
-    // The four bodies the full way accepts (cost 1.0, cost 1e0, an escaped key, a repeated
-    // field) each spent one credit, on both keys alike.
-    expect(verifyBoth(a, b, { credits: { cost: 0 } }).data.data?.credits).toBe(1);
+    // An escaped key is no longer one of them: served from the body, with the full way's reply.
+    expect(verifyServedAlike(a, b, (k) => `{"key":"\\u0068${k.slice(1)}"}`)).toMatchObject({ code: 'VALID', credits: 0 });
+    // The four bodies the full way accepts (cost 1.0, cost 1e0, a repeated key, a repeated
+    // credits) and the escaped key each spent one credit, on both keys alike.
+    expect(verifyBoth(a, b, { credits: { cost: 0 } }).data.data).toMatchObject({ code: 'USAGE_EXCEEDED', credits: 0 });
   });
 });
 
 describe('routes', () => {
   it('a route with permission rules cannot have fromBody (it would skip them)', () => {
-    const route = ROUTES.find((r) => r.procedure === 'apis.getApi')!;
-    expect(() => new Dispatcher('http://keyward.test', log, undefined, [{ ...route, fromBody: () => undefined }])).toThrow(/apis.getApi: a route with permission rules cannot have fromBody/);
+    const route = ROUTES.find((r) => r.procedure === 'ratelimits.limit') as Route;
+    expect(route.kind).toBe('hot');
+    const withRules: Route = { ...route, permissions: [{ resource: 'ratelimits', action: 'limit' }] };
+    expect(() => new Dispatcher('http://keyward.test', services, [withRules])).toThrow(/ratelimits.limit: a route with permission rules cannot have fromBody/);
   });
 });
 
-describe('ratelimits.limit from the body', () => {
+describe('ratelimits.limit and multiLimit from the body', () => {
   /** `limit` for identifier `<id>-a` the fast way and `<id>-b` the full way: the replies must match. */
   function limitBoth(id: string, rest: Record<string, unknown> = {}, rootKey = ROOT) {
     const body = (suffix: string) => ({ namespace: 'hot', identifier: `${id}-${suffix}`, limit: 3, duration: HOUR, ...rest });
@@ -172,6 +277,8 @@ describe('ratelimits.limit from the body', () => {
     expect(one).toEqual(two);
     return JSON.parse(one.body) as { data: { success: boolean; remaining: number; overrideId?: string } };
   }
+
+  const hotId = (): string => (findNamespace(ws, 'hot') as { id: string }).id;
 
   beforeAll(() => {
     post(full, 'ratelimits.limit', { namespace: 'hot', identifier: 'creates-it', limit: 1, duration: 1000 });
@@ -190,42 +297,130 @@ describe('ratelimits.limit from the body', () => {
     expect(limitBoth('vip').data.success).toBe(false);
   });
 
-  it('a namespace that does not exist yet, or named by its id, is left to the full way', () => {
-    const body = (namespace: string) => new TextEncoder().encode(JSON.stringify({ namespace, identifier: 'x', limit: 1, duration: 1000 }));
-    expect(limitFromBody(body('brand-new'), ctx())).toBeUndefined();
+  it('a namespace that does not exist yet is left to the full way, which creates it; one named by its id is served from the body', () => {
+    const body = (namespace: string, identifier = 'x') => JSON.stringify({ namespace, identifier, limit: 1, duration: 1000 });
+    expectDeclined(limitFromBody, body('brand-new'));
     expect(findNamespace(ws, 'brand-new')).toBeUndefined();
-    const id = (findNamespace(ws, 'hot') as { id: string }).id;
-    expect(limitFromBody(body(id), ctx())).toBeUndefined();
-    expect(JSON.parse(post(fast, 'ratelimits.limit', { namespace: id, identifier: 'by-id', limit: 1, duration: 1000 }).body).data.success).toBe(true);
+    expectDeclined(multiLimitFromBody, `[${body('hot')},${body('brand-new')}]`);
+    expect(findNamespace(ws, 'brand-new')).toBeUndefined();
+    expect(JSON.parse(post(fast, 'ratelimits.limit', body('brand-new')).body).data.success).toBe(true);
+    expect(findNamespace(ws, 'brand-new')).toBeDefined();
+    expect(fromBody(limitFromBody, body('brand-new', 'y'))).toBeDefined();
+    // By its rlns_ id (and an id of no namespace of the workspace, declined).
+    expect(servedAlike('ratelimits.limit', limitFromBody, (tag) => body(hotId(), `by-id-${tag}`))).toEqual({ success: true, limit: 1, remaining: 0, reset: T0 - (T0 % 1000) + 1000 });
+    expectDeclined(limitFromBody, body('rlns_not_one_of_ours'));
+    expect(JSON.parse(post(fast, 'ratelimits.limit', { namespace: hotId(), identifier: 'by-id', limit: 1, duration: 1000 }).body).data.success).toBe(true);
   });
 
   it('a root key allowed some namespaces by id is answered from the body in those only; the full way checks the rest', () => {
-    const id = (findNamespace(ws, 'hot') as { id: string }).id;
-    const hot = new TextEncoder().encode('{"namespace":"hot","identifier":"scoped-fast","limit":1,"duration":1000}');
+    const id = hotId();
+    const hot = '{"namespace":"hot","identifier":"scoped-fast","limit":1,"duration":1000}';
     for (const grants of [[`ratelimits.${id}.limit`], ['ratelimits.rlns_other.limit', `ratelimits.${id}.limit`]]) {
-      expect(limitFromBody(hot, ctx(new Principal(ws, 'rk_some', grants))), grants.join()).toBeDefined();
+      expect(fromBody(limitFromBody, hot, ctx(new Principal(ws, 'rk_some', grants))), grants.join()).toBeDefined();
+      expect(fromBody(multiLimitFromBody, `[${hot}]`, ctx(new Principal(ws, 'rk_some', grants))), grants.join()).toBeDefined();
     }
     for (const grants of [['ratelimits.rlns_other.limit'], ['ratelimits.*.create_namespace'], [`ratelimits.${id}x.limit`]]) {
-      expect(limitFromBody(hot, ctx(new Principal(ws, 'rk_none', grants))), grants.join()).toBeUndefined();
+      expectDeclined(limitFromBody, hot, ctx(new Principal(ws, 'rk_none', grants)));
+      expectDeclined(multiLimitFromBody, `[${hot}]`, ctx(new Principal(ws, 'rk_none', grants)));
     }
-    transact(() => insertRootKey(ws, 'kwroot_hotbody_ns_aaaaaaaaaaaaaaaaaaaaa', [`ratelimits.${id}.limit`], T0));
+    direct.transact(() => insertRootKey(ws, 'kwroot_hotbody_ns_aaaaaaaaaaaaaaaaaaaaa', [`ratelimits.${id}.limit`], T0));
     expect(limitBoth('scoped', {}, 'kwroot_hotbody_ns_aaaaaaaaaaaaaaaaaaaaa').data.success).toBe(true);
-    transact(() => insertRootKey(ws, 'kwroot_hotbody_no_aaaaaaaaaaaaaaaaaaaaa', ['ratelimits.rlns_other.limit'], T0));
+    direct.transact(() => insertRootKey(ws, 'kwroot_hotbody_no_aaaaaaaaaaaaaaaaaaaaa', ['ratelimits.rlns_other.limit'], T0));
     const refused = post(fast, 'ratelimits.limit', { namespace: 'hot', identifier: 'x', limit: 1, duration: 1000 }, 'kwroot_hotbody_no_aaaaaaaaaaaaaaaaaaaaa');
     expect(refused.status).toBe(403);
   });
 
-  it('bodies out of the plain form are left to the full way', () => {
+  it('identifiers and namespaces with escapes and raw UTF-8 are served from the body, decoded as the full way decodes them', () => {
+    // An identifier with \", \\, \u00e9 and a surrogate pair, counting in the same window as raw UTF-8 of it.
+    const viaEscapes = (tag: string) => String.raw`{"namespace":"hot","identifier":"esc \"q\" \\ \u00e9 \ud83d\ude00 ${tag}","limit":3,"duration":3600000}`;
+    expect(servedAlike('ratelimits.limit', limitFromBody, viaEscapes)).toMatchObject({ success: true, remaining: 2 });
+    const raw = (tag: string) => JSON.stringify({ namespace: 'hot', identifier: `esc "q" \\ é 😀 ${tag}`, limit: 3, duration: HOUR });
+    expect(servedAlike('ratelimits.limit', limitFromBody, raw)).toMatchObject({ success: true, remaining: 1 });
+    // The old plain-form refusals: an escaped namespace name, a non-ASCII identifier.
+    expect(servedAlike('ratelimits.limit', limitFromBody, (tag) => `{"namespace":"h\\u006ft","identifier":"p-${tag}","limit":3,"duration":3600000}`)).toMatchObject({ success: true, remaining: 2 });
+    expect(servedAlike('ratelimits.limit', limitFromBody, (tag) => `{"namespace":"hot","identifier":"p\u00e9-${tag}","limit":3,"duration":3600000}`)).toMatchObject({ success: true, remaining: 2 });
+    // A namespace whose name has all of them, named with escapes and as raw UTF-8.
+    const name = 'ns "é" \\ 😀 ключ';
+    ensureNamespace(direct, ws, name, T0);
+    const nsEscaped = (tag: string) => String.raw`{"namespace":"ns \"\u00e9\" \\ \ud83d\ude00 \u043a\u043b\u044e\u0447","identifier":"n-${tag}","limit":3,"duration":3600000}`;
+    expect(servedAlike('ratelimits.limit', limitFromBody, nsEscaped)).toMatchObject({ success: true, remaining: 2 });
+    expect(servedAlike('ratelimits.limit', limitFromBody, (tag) => JSON.stringify({ namespace: name, identifier: `n-${tag}`, limit: 3, duration: HOUR }))).toMatchObject({ success: true, remaining: 1 });
+    // multiLimit echoes each namespace and identifier decoded, as the request named them.
+    const many = servedAlike('ratelimits.multiLimit', multiLimitFromBody, (tag) => `[${nsEscaped(tag)},${viaEscapes(tag)}]`);
+    expect(many).toEqual({
+      passed: true,
+      limits: [
+        { namespace: name, identifier: 'n-~B~', limit: 3, remaining: 0, reset: expect.any(Number), passed: true },
+        { namespace: 'hot', identifier: 'esc "q" \\ é 😀 ~B~', limit: 3, remaining: 0, reset: expect.any(Number), passed: true },
+      ],
+    });
+  });
+
+  it('multiLimit: the same reply from the body as the full way, with namespaces echoed as named (by name or rlns_ id) and override ids, all or nothing', () => {
+    const id = hotId();
+    const { overrideId } = setOverride({ namespace: 'hot', identifier: 'mvip-*', limit: 1, duration: HOUR }, ctx());
+    const items = (tag: string, cost = 1) =>
+      JSON.stringify([
+        { namespace: 'hot', identifier: `m1-${tag}`, limit: 3, duration: HOUR, cost },
+        { namespace: id, identifier: `mvip-${tag}`, limit: 5, duration: HOUR, cost },
+      ]);
+    const first = servedAlike('ratelimits.multiLimit', multiLimitFromBody, (tag) => items(tag));
+    expect(first).toMatchObject({
+      passed: true,
+      limits: [
+        { namespace: 'hot', identifier: 'm1-~B~', limit: 3, remaining: 2, passed: true },
+        { namespace: id, identifier: 'mvip-~B~', limit: 1, remaining: 0, passed: true, overrideId },
+      ],
+    });
+    expect(first.limits[0]).not.toHaveProperty('overrideId');
+    // The override's limit of 1 is used up: refused, and nothing consumed.
+    const refused = servedAlike('ratelimits.multiLimit', multiLimitFromBody, (tag) => items(tag));
+    expect(refused).toMatchObject({ passed: false, limits: [{ passed: true, remaining: 2 }, { passed: false, remaining: 0, overrideId }] });
+    // Cost 0 peeks: at its limit exactly, the override's item still passes with nothing left.
+    expect(servedAlike('ratelimits.multiLimit', multiLimitFromBody, (tag) => items(tag, 0))).toMatchObject({ passed: true, limits: [{ remaining: 2 }, { remaining: 0, overrideId }] });
+    // And through the server's dispatcher: the same replies both ways.
+    const one = post(fast, 'ratelimits.multiLimit', items('~A~', 0));
+    const two = post(full, 'ratelimits.multiLimit', items('~B~', 0));
+    expect(one.body.replaceAll('~A~', '~B~')).toBe(two.body);
+    expect(one.status).toBe(200);
+  });
+
+  it('bodies the reader does not take are declined and left to the full way', () => {
+    const invalidUtf8 = new Uint8Array([...new TextEncoder().encode('{"namespace":"hot","identifier":"p'), 0xc3, 0x28, ...new TextEncoder().encode('","limit":3,"duration":3600000}')]);
     for (const body of [
+      // The full way accepts these.
       '{"namespace":"hot","identifier":"p","limit":3,"duration":3600000,"cost":1.0}',
+      '{"namespace":"hot","identifier":"p","limit":3,"duration":3.6e6}',
+      '{"namespace":"hot","identifier":"p","identifier":"p","limit":3,"duration":3600000}',
+      // The full way refuses these (400).
       '{"namespace":"hot","identifier":"p","limit":3,"duration":999}',
+      '{"namespace":"hot","identifier":"p","limit":0,"duration":3600000}',
       '{"namespace":"hot","identifier":"p","limit":3}',
       '{"namespace":"hot","identifier":"p","limit":3,"duration":3600000,"extra":1}',
-      '{"namespace":"h\\u006ft","identifier":"p","limit":3,"duration":3600000}',
-      '{"namespace":"hot","identifier":"p\u00e9","limit":3,"duration":3600000}',
+      `{"namespace":"hot","identifier":"${'p'.repeat(513)}","limit":3,"duration":3600000}`,
+      '{"namespace":"","identifier":"p","limit":3,"duration":3600000}',
+      '[]',
+      invalidUtf8,
     ]) {
-      expect(limitFromBody(new TextEncoder().encode(body), ctx()), body).toBeUndefined();
-      expect(post(fast, 'ratelimits.limit', body)).toEqual(post(full, 'ratelimits.limit', body.replace('"p', '"q')));
+      const what = typeof body === 'string' ? body : 'invalid UTF-8';
+      expectDeclined(limitFromBody, body);
+      const other = typeof body === 'string' ? body.replaceAll('"p', '"q') : invalidUtf8;
+      expect(post(fast, 'ratelimits.limit', body), what).toEqual(post(full, 'ratelimits.limit', other));
+      if (typeof body === 'string' && body.startsWith('{')) {
+        expectDeclined(multiLimitFromBody, `[${body}]`);
+        // multiLimit's reply echoes the identifier.
+        const [one, two] = [post(fast, 'ratelimits.multiLimit', `[${body}]`), post(full, 'ratelimits.multiLimit', `[${other}]`)];
+        expect(one, what).toEqual({ ...two, body: two.body.replaceAll('"identifier":"q"', '"identifier":"p"') });
+      }
+    }
+  });
+
+  it('an unpaired surrogate escape is declined; the full way answers 400', () => {
+    for (const body of ['{"namespace":"hot","identifier":"p\\ud800","limit":3,"duration":3600000}', '{"namespace":"hot","identifier":"p\\udc00\\ud800","limit":3,"duration":3600000}']) {
+      expectDeclined(limitFromBody, body);
+      const [one, two] = [post(fast, 'ratelimits.limit', body), post(full, 'ratelimits.limit', body.replace('"p', '"q'))];
+      expect(one, body).toEqual(two);
+      expect(one.status, `${body}: ${one.body}`).toBe(400);
     }
   });
 });
@@ -234,7 +429,8 @@ describe('request ids', () => {
   it('replies answered from the body, the full way and errors draw distinct ids from one sequence per thread', () => {
     const [a] = twins();
     const requestId = (procedure: string, body: string): string => {
-      const { reply } = fast.dispatch(fast.lookup(procedure), `Bearer ${ROOT}`, new TextEncoder().encode(body));
+      const { reply, effect } = fast.dispatch(fast.lookup(procedure), `Bearer ${ROOT}`, new TextEncoder().encode(body));
+      endTurn(effect);
       return (JSON.parse(reply.body) as { meta: { requestId: string } }).meta.requestId;
     };
     const ids = [
@@ -245,6 +441,8 @@ describe('request ids', () => {
       requestId('keys.verifyKey', JSON.stringify({ key: a.key, permissions: 'a AND' })),
       newRequestId(),
       requestId('ratelimits.limit', '{"namespace":"hot","identifier":"ids","limit":9,"duration":60000}'),
+      requestId('ratelimits.multiLimit', '[{"namespace":"hot","identifier":"ids","limit":9,"duration":60000}]'),
+      requestId('ratelimits.limit', '{"namespace":"hot","identifier":"ids","limit":9,"duration":60000,"cost":1.0}'),
     ];
     expect(ids.every((id) => /^req_[A-Za-z0-9]{16}$/.test(id)), ids.join(' ')).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
