@@ -136,8 +136,8 @@ fn bytes_arg<'a>(
         Ok(n) if n <= MAX_KEY_BYTES => Ok(&stack[..n]),
         Ok(_) => Err(bad(format!("{what} is longer than {MAX_KEY_BYTES} bytes"))),
         Err(Status(napi::STRING_EXPECTED)) if env.is_buffer(value)? => {
-            // SAFETY: the Buffer is an argument of this call and no JS runs while it is used.
-            Ok(unsafe { env.buffer_bytes(value)? })
+            // The Buffer is an argument of this call and no JS runs while it is used.
+            Ok(env.buffer_bytes(value)?)
         }
         Err(Status(napi::STRING_EXPECTED)) => {
             Err(bad(format!("{what} must be a string or Buffer")))
@@ -162,8 +162,8 @@ fn buffer_arg<'a>(env: Env, value: napi_value, what: &str) -> Result<&'a [u8], E
     if !env.is_buffer(value)? {
         return Err(bad(format!("{what} must be a Buffer")));
     }
-    // SAFETY: the Buffer is an argument of this call and no JS runs while it is used.
-    Ok(unsafe { env.buffer_bytes(value)? })
+    // The Buffer is an argument of this call and no JS runs while it is used.
+    Ok(env.buffer_bytes(value)?)
 }
 
 fn number_arg(env: Env, value: napi_value, what: &str) -> Result<f64, Error> {
@@ -268,8 +268,8 @@ pub fn get_into(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
     if !env.is_buffer(args[2])? {
         return Err(bad("target must be a Buffer"));
     }
-    // SAFETY: the Buffer is an argument of this call; no JS runs while we write into it.
-    let target = unsafe { env.buffer_bytes_mut(args[2])? };
+    // The Buffer is an argument of this call; no JS runs while we write into it.
+    let target = env.buffer_bytes_mut(args[2])?;
     let len = store::get(table, key, |v| match v {
         Some(bytes) if bytes.len() <= target.len() => {
             target[..bytes.len()].copy_from_slice(bytes);
@@ -408,8 +408,7 @@ pub fn sha256_base64(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Err
 /// has committed, synced and closed the store before.
 pub fn exit_process(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     let code = int_arg(env, args[0], "code")?;
-    // SAFETY: _exit ends the process; nothing runs after it.
-    unsafe { libc::_exit(code.clamp(0, 255) as i32) }
+    crate::ffi::os::exit_now(code.clamp(0, 255) as i32)
 }
 
 /// _panicForTest(): never — proves panics become NATIVE_PANIC exceptions.

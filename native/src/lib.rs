@@ -1,10 +1,12 @@
 //! keyward's native module: the export table. Logic lives in `store` (LMDB), `hash`
-//! (SHA-256) and `api` (argument parsing and the one error boundary); `napi` declares the
-//! Node-API subset by hand. Each export runs behind `api::boundary`, so errors and Rust
-//! panics become JS exceptions carrying a `code`.
+//! (SHA-256) and `api` (argument parsing and the one error boundary); `ffi` holds the
+//! foreign interfaces (the C library, and the Node-API subset it declares by hand,
+//! `ffi::napi`). Each export runs behind `api::boundary`, so errors and Rust panics become
+//! JS exceptions carrying a `code`.
 
 mod api;
 mod body;
+mod ffi;
 mod credits;
 mod migrate;
 mod fixed;
@@ -15,7 +17,6 @@ mod limit;
 mod memo;
 mod meta;
 mod msgpack;
-mod napi;
 mod permissions;
 mod records;
 mod reqid;
@@ -28,6 +29,8 @@ mod counterlog;
 
 use std::ffi::CStr;
 
+/// `crate::napi`, where the other modules reach the Node-API wrappers.
+use ffi::napi;
 use napi::{napi_callback, napi_callback_info, napi_env, napi_value};
 
 macro_rules! exports {
@@ -35,7 +38,7 @@ macro_rules! exports {
         const EXPORTS: &[(&CStr, napi_callback)] = &[$((
             $name,
             {
-                unsafe extern "C" fn export(env: napi_env, info: napi_callback_info) -> napi_value {
+                extern "C" fn export(env: napi_env, info: napi_callback_info) -> napi_value {
                     api::boundary(env, info, $body)
                 }
                 export
@@ -77,12 +80,10 @@ exports! {
     c"_panicForTest" => api::panic_for_test,
 }
 
-/// Called by Node once per JS context that loads the addon (main thread, each worker).
-///
-/// # Safety
-/// Called by Node with a live env and exports object.
+/// Called by Node once per JS context that loads the addon (main thread, each worker), with
+/// a live env and exports object.
 #[no_mangle]
-pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_value) -> napi_value {
+pub extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_value) -> napi_value {
     api::register(env, exports, EXPORTS)
 }
 

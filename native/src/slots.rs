@@ -13,6 +13,8 @@
 //! every entry); a removal shifts the entries after it back (no tombstones), so a lookup
 //! stops at the first empty slot.
 
+pub use crate::ffi::cpu::prefetch_line;
+
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(64))]
 struct Slot<V: Copy + Default> {
@@ -146,19 +148,6 @@ impl<V: Copy + Default> Slots<V> {
             self.slots[i] = slot;
         }
     }
-}
-
-/// Starts reading the cache line holding `at` (a hint: it reads nothing the caller sees
-/// and cannot fault).
-#[inline]
-pub fn prefetch_line<T>(at: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch of a valid address reads nothing and cannot fault.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch((at as *const T).cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
 }
 
 #[cfg(test)]
