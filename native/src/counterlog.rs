@@ -52,14 +52,14 @@
 //! sequence order, so they too touch few pages. With every counter changing at random, the
 //! log holds about 1 + 1/VISITS_PER_APPEND records per live counter.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::hash;
 use crate::slots::Slots;
-use crate::store::{self, StoreError, Table, View};
+use crate::store::{self, CommitHook, Committed, StoreError, Table, View};
 use crate::window::{Window, RECORD_BYTES};
 
 type Result<T> = std::result::Result<T, StoreError>;
@@ -83,14 +83,23 @@ pub fn named(tag: u8, parts: &[&[u8]]) -> Key {
     key
 }
 
+/// A counter's 32-byte record (window.rs or credits.rs).
 type Value = [u8; RECORD_BYTES];
+
 const LOG: Table = Table::COUNTER_LOG;
-const VISITS_PER_APPEND: usize = 3;
-/// Appends owed their garbage visits before a commit pays them (see the module comment).
-const GC_BATCH: usize = 64;
-/// The largest garbage-visit buffer and changes table a thread keeps between transactions.
-const MAX_SPARE_VISITS: usize = 4096;
-const MAX_SPARE_CHANGES: usize = 4096;
+
+/// The sequence number of a log key (u64 big-endian).
+fn seq_of(key: &[u8]) -> u64 {
+    key.try_into().map_or(0, u64::from_be_bytes)
+}
+
+/// A log value: the counter's name and its record.
+fn split(record: &[u8]) -> Result<(Key, Value)> {
+    match (record.get(..16), record.get(16..)) {
+        (Some(key), Some(value)) if value.len() == RECORD_BYTES => Ok((key.try_into().expect("16"), value.try_into().expect("32"))),
+        _ => Err(StoreError::BadArgument("counter_log holds a record of the wrong size".into())),
+    }
+}
 
 /// Table META: `LogState` (see the module comment); absent before the first transaction that
 /// needed it, which reads as all zeros.
@@ -289,59 +298,6 @@ fn lock() -> MutexGuard<'static, Index> {
     INDEX.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// What one write transaction did to the log (store.rs keeps one per write transaction).
-#[derive(Default)]
-pub struct TxnLog {
-    /// The index was read in for this transaction (`prepare`), setting the fields below.
-    ready: bool,
-    generation: u64,
-    /// The id this transaction commits as (`View::snapshot_id` + 1).
-    txn_id: u64,
-    /// The first sequence number of this transaction's appends.
-    first_seq: u64,
-    next_seq: u64,
-    gc_after: u64,
-    /// The index's `gc_debt` when the transaction began, then after `before_commit`.
-    gc_debt: usize,
-    appended: usize,
-    /// The stored `LogState` when the transaction began, then as `before_commit` leaves it.
-    state: LogState,
-    /// The highest sequence number it deleted (garbage, a stale window or a removed counter), 0 for none.
-    deleted_high: u64,
-    /// The live counters it removed (`remove`), with the sequence number each had.
-    removed: Vec<(Key, u64)>,
-    /// Per changed key, its entry after this transaction (None: removed).
-    changes: Map<Option<Entry>>,
-    /// The latest time a hot call of this transaction decided at (`note_time`; 0: none).
-    /// The garbage visits paid before its commit delete the windows stale at that time too,
-    /// so the log keeps up with new identifiers however fast they come (see `before_commit`).
-    now_ms: i64,
-}
-
-thread_local! {
-    /// The `changes` table of this thread's last committed transaction, emptied, for the next
-    /// one: a turn's batch changes a hundred or more counters, and a table grown anew each
-    /// time (allocated again at every doubling) cost more than the changes themselves.
-    static SPARE_CHANGES: Cell<Map<Option<Entry>>> = Cell::new(Map::default());
-    /// The garbage visits' buffer, kept for the same reason.
-    static SPARE_VISITED: Cell<Vec<(u64, Key, Value)>> = const { Cell::new(Vec::new()) };
-}
-
-impl TxnLog {
-    fn changed(&self, key: &Key) -> Option<Option<Entry>> {
-        if self.changes.is_empty() { None } else { self.changes.get(&Digest(*key)).copied() }
-    }
-}
-
-/// The entry of the counter `key` as this thread sees it: changed by its write transaction,
-/// else as committed (`index`).
-fn current(index: &Index, key: &Key) -> Option<Entry> {
-    match store::with_txn_log(|l| l.changed(key)).flatten() {
-        Some(changed) => changed,
-        None => index.live.get(key).copied(),
-    }
-}
-
 impl Index {
     /// Reads the log into the index when it was built for another open of the store or
     /// another process removed counters since, and the records appended since it last looked
@@ -415,102 +371,107 @@ impl Index {
     }
 }
 
-fn seq_of(key: &[u8]) -> u64 {
-    key.try_into().map_or(0, u64::from_be_bytes)
+/// What one write transaction did to the log.
+struct TxnLog {
+    /// The index was read in for this transaction (`prepare`), setting the fields below.
+    ready: bool,
+    generation: u64,
+    /// The id this transaction commits as (`View::snapshot_id` + 1).
+    txn_id: u64,
+    /// The first sequence number of this transaction's appends.
+    first_seq: u64,
+    next_seq: u64,
+    gc_after: u64,
+    /// The index's `gc_debt` when the transaction began, then after `before_commit`.
+    gc_debt: usize,
+    appended: usize,
+    /// The stored `LogState` when the transaction began, then as `before_commit` leaves it.
+    state: LogState,
+    /// The highest sequence number it deleted (garbage, a stale window or a removed counter), 0 for none.
+    deleted_high: u64,
+    /// The live counters it removed (`remove`), with the sequence number each had.
+    removed: Vec<(Key, u64)>,
+    /// Per changed key, its entry after this transaction (None: removed).
+    changes: Map<Option<Entry>>,
+    /// The latest time a hot call of this transaction decided at (`note_time`; 0: none).
+    /// The garbage visits paid before its commit delete the windows stale at that time too,
+    /// so the log keeps up with new identifiers however fast they come (see `before_commit`).
+    now_ms: i64,
 }
 
-fn split(record: &[u8]) -> Result<(Key, Value)> {
-    match (record.get(..16), record.get(16..)) {
-        (Some(key), Some(value)) if value.len() == RECORD_BYTES => Ok((key.try_into().expect("16"), value.try_into().expect("32"))),
-        _ => Err(StoreError::BadArgument("counter_log holds a record of the wrong size".into())),
+impl TxnLog {
+    /// The log of no transaction.
+    const IDLE: TxnLog = TxnLog {
+        ready: false,
+        generation: 0,
+        txn_id: 0,
+        first_seq: 0,
+        next_seq: 0,
+        gc_after: 0,
+        gc_debt: 0,
+        appended: 0,
+        state: LogState { high: 0, removals: 0 },
+        deleted_high: 0,
+        removed: Vec::new(),
+        changes: HashMap::with_hasher(BuildHasherDefault::new()),
+        now_ms: 0,
+    };
+
+    fn changed(&self, key: &Key) -> Option<Option<Entry>> {
+        if self.changes.is_empty() { None } else { self.changes.get(&Digest(*key)).copied() }
     }
 }
 
-/// Reads the log into the index now (at open, so the first call after it does not).
-pub fn load() -> Result<()> {
-    store::view(|v| lock().refresh(v).map(|_| ()))
+/// The largest changes table a thread keeps between transactions.
+const MAX_SPARE_CHANGES: usize = 4096;
+
+thread_local! {
+    /// This thread's `TxnLog`: ready from `prepare` until its transaction ends, when the hook
+    /// (`commit`, `aborted`) leaves it idle. So it is ready only inside the transaction that
+    /// readied it, and idle between transactions.
+    static TXN_LOG: RefCell<TxnLog> = const { RefCell::new(TxnLog::IDLE) };
+    /// The `changes` table of this thread's last committed transaction, emptied, for the next
+    /// one: a turn's batch changes a hundred or more counters, and a table grown anew each
+    /// time (allocated again at every doubling) cost more than the changes themselves.
+    static SPARE_CHANGES: Cell<Map<Option<Entry>>> = Cell::new(Map::default());
 }
 
-/// Readies this thread's write transaction for the log: the index is current and the
-/// transaction knows its next sequence number. Once per transaction.
-fn prepare(v: &View<'_>) -> Result<()> {
-    if store::with_txn_log(|l| l.ready).ok_or(StoreError::NotInTxn)? {
-        return Ok(());
+/// Runs `f` with this thread's `TxnLog`. `f` must not call back into the log.
+fn with_log<R>(f: impl FnOnce(&mut TxnLog) -> R) -> R {
+    TXN_LOG.with(|l| f(&mut l.borrow_mut()))
+}
+
+/// Takes this thread's `TxnLog`, leaving it idle (the transaction ended).
+fn take_log() -> TxnLog {
+    TXN_LOG.with(|l| std::mem::replace(&mut *l.borrow_mut(), TxnLog::IDLE))
+}
+
+/// The entry of the counter `key` as this thread sees it: changed by its write transaction,
+/// else as committed (`index`).
+fn current(index: &Index, key: &Key) -> Option<Entry> {
+    match with_log(|l| l.changed(key)) {
+        Some(changed) => changed,
+        None => index.live.get(key).copied(),
     }
-    let mut index = lock();
-    let state = index.refresh(v)?;
-    store::with_txn_log(|l| {
-        let next_seq = index.high + 1;
-        let changes = SPARE_CHANGES.take();
-        *l = TxnLog { ready: true, generation: index.generation, txn_id: v.snapshot_id() + 1, first_seq: next_seq, next_seq, gc_after: index.gc_after, gc_debt: index.gc_debt, state, changes, ..TxnLog::default() };
-    });
-    Ok(())
 }
 
-/// Starts reading where `get` will look in the index for each of `keys` (a hint; no effect
-/// on what any call returns), so that the reads of several counters overlap.
-pub fn prefetch<'k>(keys: impl IntoIterator<Item = &'k Key>) {
-    let index = lock();
-    keys.into_iter().for_each(|key| index.live.prefetch(key));
-}
+const VISITS_PER_APPEND: usize = 3;
+/// Appends owed their garbage visits before a commit pays them (see the module comment).
+const GC_BATCH: usize = 64;
+/// The largest garbage-visit buffer a thread keeps between transactions.
+const MAX_SPARE_VISITS: usize = 4096;
 
-/// The record of the counter `key` as `v` sees it (None: there is none).
-pub fn get(v: &View<'_>, key: &Key) -> Result<Option<Value>> {
-    if store::in_transaction() {
-        prepare(v)?;
-        return Ok(current(&lock(), key).map(|e| e.value));
-    }
-    let mut index = lock();
-    index.refresh(v)?;
-    Ok(index.live.get(key).map(|e| e.value))
-}
-
-/// Stores `value` as the counter `key`. Only inside a write transaction. A counter this
-/// transaction already appended is rewritten where it is (its page is this transaction's
-/// own copy already), so a hot counter adds one record per commit, not one per call.
-pub fn put(key: &Key, value: &Value) -> Result<()> {
-    store::view(prepare)?;
-    let (seq, again) = store::with_txn_log(|l| match l.changed(key) {
-        Some(Some(e)) if e.seq >= l.first_seq => (e.seq, true),
-        _ => {
-            l.next_seq += 1;
-            (l.next_seq - 1, false)
-        }
-    })
-    .ok_or(StoreError::NotInTxn)?;
-    let mut record = [0u8; 16 + RECORD_BYTES];
-    record[..16].copy_from_slice(key);
-    record[16..].copy_from_slice(value);
-    if again {
-        store::put_counter(LOG, &seq.to_be_bytes(), &record)?;
-    } else {
-        store::append_counter(LOG, &seq.to_be_bytes(), &record)?;
-    }
-    store::with_txn_log(|l| {
-        l.appended += usize::from(!again);
-        l.changes.insert(Digest(*key), Some(Entry { seq, value: *value }));
-    });
-    Ok(())
-}
-
-/// Removes the counter `key`; true if there was one. Only inside a write transaction.
-pub fn remove(key: &Key) -> Result<bool> {
-    store::view(prepare)?;
-    let Some(Entry { seq, .. }) = current(&lock(), key) else { return Ok(false) };
-    store::del_counter(LOG, &seq.to_be_bytes())?;
-    store::with_txn_log(|l| {
-        l.changes.insert(Digest(*key), None);
-        l.deleted_high = l.deleted_high.max(seq);
-        l.removed.push((*key, seq));
-    });
-    Ok(true)
+thread_local! {
+    /// The garbage visits' buffer, kept for the same reason as the spare changes table
+    /// (txn_log.rs `SPARE_CHANGES`).
+    static SPARE_VISITED: Cell<Vec<(u64, Key, Value)>> = const { Cell::new(Vec::new()) };
 }
 
 /// Visits up to `max` records after the transaction's `gc_after` (from the start after the
 /// end) and deletes the garbage among them, and with `now_ms` the stale windows too.
 /// Returns how many it deleted and whether it reached the end.
 fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
-    let after = store::with_txn_log(|l| l.gc_after).ok_or(StoreError::NotInTxn)?;
+    let after = with_log(|l| l.gc_after);
     let start = if after == 0 { Vec::new() } else { (after + 1).to_be_bytes().to_vec() };
     let mut visited = SPARE_VISITED.take();
     visited.clear();
@@ -537,12 +498,12 @@ fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
         deleted += 1;
         deleted_high = *seq;
         if stale {
-            store::with_txn_log(|l| l.changes.insert(Digest(*key), None));
+            with_log(|l| l.changes.insert(Digest(*key), None));
         }
     }
     let at_end = visited.len() < max;
     let next = if at_end { 0 } else { visited.last().map_or(0, |v| v.0) };
-    store::with_txn_log(|l| {
+    with_log(|l| {
         l.gc_after = next;
         l.deleted_high = l.deleted_high.max(deleted_high);
     });
@@ -551,124 +512,6 @@ fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> {
         SPARE_VISITED.set(visited);
     }
     Ok((deleted, at_end))
-}
-
-/// The hot calls of a write transaction tell it the time they decided at (after their puts).
-pub fn note_time(now_ms: i64) {
-    store::with_txn_log(|l| l.now_ms = l.now_ms.max(now_ms));
-}
-
-/// Before a write transaction commits (store.rs): the garbage visits owed for its appends
-/// and the earlier ones, once `GC_BATCH` are owed; then the `LogState` it changed.
-///
-/// When hot calls told it the time, the visits delete the windows stale then as well: each
-/// append pays `VISITS_PER_APPEND` visits, so the visits go round the log at least three
-/// times as fast as it grows, and a window nobody calls again (a new identifier per call,
-/// a deleted key's window) is deleted within about one round after its last bucket ended.
-/// The log then holds at most about 3 × duration × (new windows per second) records,
-/// where the sweeper's fixed pace alone let it grow without bound under such load.
-pub fn before_commit() -> Result<()> {
-    let (owed, now_ms) = store::with_txn_log(|l| (if l.ready && l.appended > 0 { l.gc_debt + l.appended } else { 0 }, l.now_ms)).unwrap_or((0, 0));
-    if owed > 0 {
-        let pay = owed >= GC_BATCH;
-        if pay {
-            collect(owed * VISITS_PER_APPEND, (now_ms > 0).then_some(now_ms))?;
-            // With another process on the store, the windows it deletes stay in this index
-            // until pruned; pruned at the pace of this process's appends, the index keeps up
-            // (each append adds at most one entry, about 1.4 slots).
-            if now_ms > 0 {
-                let budget = owed * PRUNE_SLOTS_PER_APPEND;
-                let mut index = lock();
-                if index.foreign_prune > 0 {
-                    index.foreign_prune = index.foreign_prune.saturating_sub(budget);
-                    prune_locked(&mut index, now_ms, budget);
-                }
-            }
-        }
-        store::with_txn_log(|l| l.gc_debt = if pay { 0 } else { owed });
-    }
-    save_state()
-}
-
-/// Stores the `LogState` when this transaction changed it, and journals its removals: it
-/// removed live counters, or its deletions left the log's last key below the highest
-/// sequence number given out.
-fn save_state() -> Result<()> {
-    let Some((state, deleted_high, appended, removed, given_out)) = store::with_txn_log(|l| (l.state, l.deleted_high, l.appended, std::mem::take(&mut l.removed), l.next_seq.saturating_sub(1))) else {
-        return Ok(());
-    };
-    // Nothing deleted, or the record this transaction appended last (numbered `given_out`)
-    // is still there: the log's last key is `given_out` or above.
-    if removed.is_empty() && (deleted_high == 0 || (appended > 0 && deleted_high < given_out)) {
-        return Ok(());
-    }
-    let last = store::view(|v| Ok::<_, StoreError>(v.last_key(LOG)?.map_or(0, seq_of)))?;
-    let high = if last.max(state.high) < given_out { given_out } else { state.high };
-    let next = LogState { high, removals: state.removals + removed.len() as u64 };
-    for (n, (key, seq)) in (state.removals + 1..).zip(&removed) {
-        let mut entry = [0u8; 24];
-        entry[..16].copy_from_slice(key);
-        entry[16..].copy_from_slice(&seq.to_le_bytes());
-        store::put_counter(Table::META, &journal_key(n), &entry)?;
-        if n > JOURNAL_KEEP {
-            store::del_counter(Table::META, &journal_key(n - JOURNAL_KEEP))?;
-        }
-    }
-    if next != state {
-        store::put_counter(Table::META, LOG_STATE, &next.encode())?;
-        store::with_txn_log(|l| l.state = next);
-    }
-    Ok(())
-}
-
-/// Commits a write transaction with `commit` (mdb_txn_commit, returning its code) and, when
-/// it succeeded, applies what the transaction did to the log to the index. The index lock is
-/// held across the commit (see the module comment).
-pub fn commit(log: TxnLog, commit: impl FnOnce() -> libc::c_int) -> libc::c_int {
-    if !log.ready {
-        return commit();
-    }
-    let mut index = lock();
-    // A transaction that wrote nothing commits no new id (LMDB), so it says nothing of `synced`.
-    let wrote = !log.changes.is_empty() || log.deleted_high > 0;
-    let rc = commit();
-    if rc == 0 && index.generation == log.generation {
-        let mut changes = log.changes;
-        for (key, change) in changes.drain() {
-            match change {
-                Some(entry) => {
-                    index.live.insert(&key.0, entry);
-                }
-                None => {
-                    index.live.remove(&key.0);
-                }
-            }
-        }
-        index.high = index.high.max(log.next_seq - 1);
-        // Prepared under the writer lock, the index held everything up to this commit.
-        if wrote {
-            (index.synced, index.state) = (log.txn_id, log.state);
-        }
-        index.gc_after = log.gc_after;
-        index.gc_debt = log.gc_debt;
-        // One of a large management transaction is not kept: draining walks its whole table.
-        if changes.capacity() <= MAX_SPARE_CHANGES {
-            SPARE_CHANGES.set(changes);
-        }
-    }
-    rc
-}
-
-/// The sweeper: visits up to `max` records and deletes garbage and stale windows (one write
-/// transaction), then `prune`s the index. Returns how many records it deleted and whether
-/// the visit reached the end of the log.
-pub fn sweep(now_ms: i64, max: usize) -> Result<(usize, bool)> {
-    let swept = store::transaction(|| {
-        store::view(prepare)?;
-        collect(max, Some(now_ms))
-    })?;
-    prune(now_ms, max.saturating_mul(PRUNE_SLOTS_PER_VISIT));
-    Ok(swept)
 }
 
 /// Index slots `prune` looks at per record the sweep visits.
@@ -694,6 +537,223 @@ fn prune_locked(index: &mut Index, now_ms: i64, budget: usize) {
         index.live.remove(key);
     }
     index.prune_at = at;
+}
+
+/// Stores the `LogState` when this transaction changed it, and journals its removals: it
+/// removed live counters, or its deletions left the log's last key below the highest
+/// sequence number given out.
+fn save_state() -> Result<()> {
+    let (state, deleted_high, appended, removed, given_out) = with_log(|l| (l.state, l.deleted_high, l.appended, std::mem::take(&mut l.removed), l.next_seq.saturating_sub(1)));
+    // Nothing deleted, or the record this transaction appended last (numbered `given_out`)
+    // is still there: the log's last key is `given_out` or above.
+    if removed.is_empty() && (deleted_high == 0 || (appended > 0 && deleted_high < given_out)) {
+        return Ok(());
+    }
+    let last = store::view(|v| Ok::<_, StoreError>(v.last_key(LOG)?.map_or(0, seq_of)))?;
+    let high = if last.max(state.high) < given_out { given_out } else { state.high };
+    let next = LogState { high, removals: state.removals + removed.len() as u64 };
+    for (n, (key, seq)) in (state.removals + 1..).zip(&removed) {
+        let mut entry = [0u8; 24];
+        entry[..16].copy_from_slice(key);
+        entry[16..].copy_from_slice(&seq.to_le_bytes());
+        store::put_counter(Table::META, &journal_key(n), &entry)?;
+        if n > JOURNAL_KEEP {
+            store::del_counter(Table::META, &journal_key(n - JOURNAL_KEEP))?;
+        }
+    }
+    if next != state {
+        store::put_counter(Table::META, LOG_STATE, &next.encode())?;
+        with_log(|l| l.state = next);
+    }
+    Ok(())
+}
+
+/// What the store calls at the ends of every write transaction (registered by `prepare`).
+static HOOK: CommitHook = CommitHook { before_commit, commit, aborted };
+
+/// Readies this thread's write transaction for the log: the index is current and the
+/// transaction knows its next sequence number. Once per transaction.
+///
+/// The log is ready only inside the transaction that readied it (txn_log.rs), so a ready log
+/// is this transaction's; and the hook is registered before the first log is readied, so
+/// that the end of every transaction that used the log goes through it.
+fn prepare(v: &View<'_>) -> Result<()> {
+    if with_log(|l| l.ready) {
+        return Ok(());
+    }
+    if !store::in_transaction() {
+        return Err(StoreError::NotInTxn);
+    }
+    store::set_commit_hook(&HOOK);
+    let mut index = lock();
+    let state = index.refresh(v)?;
+    with_log(|l| {
+        let next_seq = index.high + 1;
+        let changes = SPARE_CHANGES.take();
+        *l = TxnLog { ready: true, generation: index.generation, txn_id: v.snapshot_id() + 1, first_seq: next_seq, next_seq, gc_after: index.gc_after, gc_debt: index.gc_debt, state, changes, ..TxnLog::IDLE };
+    });
+    Ok(())
+}
+
+/// Before a write transaction commits (the hook): the garbage visits owed for its appends
+/// and the earlier ones, once `GC_BATCH` are owed; then the `LogState` it changed.
+///
+/// When hot calls told it the time, the visits delete the windows stale then as well: each
+/// append pays `VISITS_PER_APPEND` visits, so the visits go round the log at least three
+/// times as fast as it grows, and a window nobody calls again (a new identifier per call,
+/// a deleted key's window) is deleted within about one round after its last bucket ended.
+/// The log then holds at most about 3 × duration × (new windows per second) records,
+/// where the sweeper's fixed pace alone let it grow without bound under such load.
+fn before_commit() -> Result<()> {
+    let (owed, now_ms) = with_log(|l| (if l.ready && l.appended > 0 { l.gc_debt + l.appended } else { 0 }, l.now_ms));
+    if owed > 0 {
+        let pay = owed >= GC_BATCH;
+        if pay {
+            collect(owed * VISITS_PER_APPEND, (now_ms > 0).then_some(now_ms))?;
+            // With another process on the store, the windows it deletes stay in this index
+            // until pruned; pruned at the pace of this process's appends, the index keeps up
+            // (each append adds at most one entry, about 1.4 slots).
+            if now_ms > 0 {
+                let budget = owed * PRUNE_SLOTS_PER_APPEND;
+                let mut index = lock();
+                if index.foreign_prune > 0 {
+                    index.foreign_prune = index.foreign_prune.saturating_sub(budget);
+                    prune_locked(&mut index, now_ms, budget);
+                }
+            }
+        }
+        with_log(|l| l.gc_debt = if pay { 0 } else { owed });
+    }
+    save_state()
+}
+
+/// Commits a write transaction with `commit` (mdb_txn_commit) and, when it succeeded,
+/// applies what the transaction did to the log to the index. The index lock is held across
+/// the commit (see the module comment of counterlog/).
+fn commit(commit: &mut dyn FnMut() -> Committed) -> Committed {
+    let log = take_log();
+    if !log.ready {
+        return commit();
+    }
+    let mut index = lock();
+    // A transaction that wrote nothing commits no new id (LMDB), so it says nothing of `synced`.
+    let wrote = !log.changes.is_empty() || log.deleted_high > 0;
+    let committed = commit();
+    if committed.is_ok() && index.generation == log.generation {
+        let mut changes = log.changes;
+        for (key, change) in changes.drain() {
+            match change {
+                Some(entry) => {
+                    index.live.insert(&key.0, entry);
+                }
+                None => {
+                    index.live.remove(&key.0);
+                }
+            }
+        }
+        index.high = index.high.max(log.next_seq - 1);
+        // Prepared under the writer lock, the index held everything up to this commit.
+        if wrote {
+            (index.synced, index.state) = (log.txn_id, log.state);
+        }
+        index.gc_after = log.gc_after;
+        index.gc_debt = log.gc_debt;
+        // One of a large management transaction is not kept: draining walks its whole table.
+        if changes.capacity() <= MAX_SPARE_CHANGES {
+            SPARE_CHANGES.set(changes);
+        }
+    }
+    committed
+}
+
+/// The transaction ended without a commit: what it did to the log is forgotten.
+fn aborted() {
+    drop(take_log());
+}
+
+/// Reads the log into the index now (at open, so the first call after it does not).
+pub fn load() -> Result<()> {
+    store::view(|v| lock().refresh(v).map(|_| ()))
+}
+
+/// Starts reading where `get` will look in the index for each of `keys` (a hint; no effect
+/// on what any call returns), so that the reads of several counters overlap.
+pub fn prefetch<'k>(keys: impl IntoIterator<Item = &'k Key>) {
+    let index = lock();
+    keys.into_iter().for_each(|key| index.live.prefetch(key));
+}
+
+/// The record of the counter `key` as `v` sees it (None: there is none).
+pub fn get(v: &View<'_>, key: &Key) -> Result<Option<Value>> {
+    if store::in_transaction() {
+        prepare(v)?;
+        return Ok(current(&lock(), key).map(|e| e.value));
+    }
+    let mut index = lock();
+    index.refresh(v)?;
+    Ok(index.live.get(key).map(|e| e.value))
+}
+
+/// Stores `value` as the counter `key`. Only inside a write transaction. A counter this
+/// transaction already appended is rewritten where it is (its page is this transaction's
+/// own copy already), so a hot counter adds one record per commit, not one per call.
+pub fn put(key: &Key, value: &Value) -> Result<()> {
+    store::view(prepare)?;
+    let (seq, again) = with_log(|l| match l.changed(key) {
+        Some(Some(e)) if e.seq >= l.first_seq => (e.seq, true),
+        _ => {
+            l.next_seq += 1;
+            (l.next_seq - 1, false)
+        }
+    });
+    let mut record = [0u8; 16 + RECORD_BYTES];
+    record[..16].copy_from_slice(key);
+    record[16..].copy_from_slice(value);
+    if again {
+        store::put_counter(LOG, &seq.to_be_bytes(), &record)?;
+    } else {
+        store::append_counter(LOG, &seq.to_be_bytes(), &record)?;
+    }
+    with_log(|l| {
+        l.appended += usize::from(!again);
+        l.changes.insert(Digest(*key), Some(Entry { seq, value: *value }));
+    });
+    Ok(())
+}
+
+/// Removes the counter `key`; true if there was one. Only inside a write transaction.
+pub fn remove(key: &Key) -> Result<bool> {
+    store::view(prepare)?;
+    let Some(Entry { seq, .. }) = current(&lock(), key) else { return Ok(false) };
+    store::del_counter(LOG, &seq.to_be_bytes())?;
+    with_log(|l| {
+        l.changes.insert(Digest(*key), None);
+        l.deleted_high = l.deleted_high.max(seq);
+        l.removed.push((*key, seq));
+    });
+    Ok(true)
+}
+
+/// The hot calls of a write transaction tell it the time they decided at (after their puts).
+pub fn note_time(now_ms: i64) {
+    with_log(|l| {
+        // Only a transaction that uses the log keeps the time (`prepare` readies it).
+        if l.ready {
+            l.now_ms = l.now_ms.max(now_ms);
+        }
+    });
+}
+
+/// The sweeper: visits up to `max` records and deletes garbage and stale windows (one write
+/// transaction), then `prune`s the index. Returns how many records it deleted and whether
+/// the visit reached the end of the log.
+pub fn sweep(now_ms: i64, max: usize) -> Result<(usize, bool)> {
+    let swept = store::transaction(|| {
+        store::view(prepare)?;
+        collect(max, Some(now_ms))
+    })?;
+    prune(now_ms, max.saturating_mul(PRUNE_SLOTS_PER_VISIT));
+    Ok(swept)
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! keyward's native module: the export table. Logic lives in `store` (LMDB), `hash`
-//! (SHA-256) and `api` (argument parsing and the one error boundary); `ffi` holds the
-//! foreign interfaces (the C library, and the Node-API subset it declares by hand,
-//! `ffi::napi`). Each export runs behind `api::boundary`, so errors and Rust panics become
-//! JS exceptions carrying a `code`.
+//! (SHA-256) and `api` (argument parsing and the one error boundary); `ffi` is the only
+//! module that calls foreign code (LMDB, the C library, and the Node-API subset it declares
+//! by hand, `ffi::napi`). Each export runs behind `api::boundary`, so errors and Rust panics
+//! become JS exceptions carrying a `code`.
 
 mod api;
 mod body;
