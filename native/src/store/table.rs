@@ -1,94 +1,68 @@
-//! The named tables.
+//! The named tables, listed once (`tables!` below): a line gives a table's constant and its
+//! LMDB name, and its place in the list is its id, the order in which `open` creates them
+//! (`Table::ALL`). Adding a table is adding a line. src/engine/native.ts names them for
+//! JS.
 
-/// The named tables, created at open. The index of a name is its `Table` id.
-pub const TABLES: [&str; 18] = [
-    "meta",
-    "workspaces",
-    "root_keys",
-    "root_key_hashes",
-    "apis",
-    "keys",
-    "key_hashes",
-    "api_keys",
-    "permissions",
-    "roles",
-    "identities",
-    "ratelimit_namespaces",
-    "ratelimit_overrides",
-    "ratelimit_windows",
-    "credits",
-    "indexes",
-    "key_records",
-    "counter_log",
-];
-
-/// A named table (index into `TABLES`).
+/// A named table: its id, the index of its line below.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Table(u8);
 
-impl Table {
-    /// Older layouts' places of credits and windows, read only by migrate.rs.
-    pub const CREDITS: Table = Table(14);
-    pub const KEYS: Table = Table(5);
-    pub const KEY_HASHES: Table = Table(6);
-    pub const KEY_RECORDS: Table = Table(16);
-    pub const APIS: Table = Table(4);
-    pub const ROLES: Table = Table(9);
-    pub const IDENTITIES: Table = Table(10);
+macro_rules! tables {
+    ($($(#[$doc:meta])* $konst:ident = $name:literal,)*) => {
+        /// The ids, in list order.
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+        #[repr(u8)]
+        enum Id {
+            $($konst,)*
+        }
+
+        impl Table {
+            $($(#[$doc])* pub const $konst: Table = Table(Id::$konst as u8);)*
+
+            /// Every table, in id order.
+            pub const ALL: [Table; [$($name),*].len()] = [$(Table::$konst),*];
+
+            const NAMES: [&'static str; Table::COUNT] = [$($name),*];
+        }
+    };
+}
+
+tables! {
+    META = "meta",
+    WORKSPACES = "workspaces",
+    ROOT_KEYS = "root_keys",
+    ROOT_KEY_HASHES = "root_key_hashes",
+    APIS = "apis",
+    KEYS = "keys",
+    KEY_HASHES = "key_hashes",
+    API_KEYS = "api_keys",
+    PERMISSIONS = "permissions",
+    ROLES = "roles",
+    IDENTITIES = "identities",
+    RATELIMIT_NAMESPACES = "ratelimit_namespaces",
+    RATELIMIT_OVERRIDES = "ratelimit_overrides",
     /// See CREDITS.
-    pub const RATELIMIT_WINDOWS: Table = Table(13);
-    pub const RATELIMIT_OVERRIDES: Table = Table(12);
-    pub const RATELIMIT_NAMESPACES: Table = Table(11);
-    pub const META: Table = Table(0);
-    pub const INDEXES: Table = Table(15);
-    /// Credits and rate-limit windows, an append-only log (counterlog.rs); written only
+    RATELIMIT_WINDOWS = "ratelimit_windows",
+    /// Older layouts' places of credits and windows, read only by migrate.rs.
+    CREDITS = "credits",
+    INDEXES = "indexes",
+    KEY_RECORDS = "key_records",
+    /// Credits and rate-limit windows, an append-only log (crate::counterlog); written only
     /// through it.
-    pub const COUNTER_LOG: Table = Table(17);
+    COUNTER_LOG = "counter_log",
 }
 
 impl Table {
-    pub const COUNT: usize = TABLES.len();
+    pub const COUNT: usize = Table::ALL.len();
 
-    /// Every table, in id order.
-    pub const ALL: [Table; Table::COUNT] = {
-        let mut all = [Table(0); Table::COUNT];
-        let mut i = 0;
-        while i < Table::COUNT {
-            all[i] = Table(i as u8);
-            i += 1;
-        }
-        all
-    };
-
-    /// Resolves a table name without allocating; `None` for names not in `TABLES`.
+    /// Resolves a table name without allocating; `None` for names not in the list.
     pub fn from_name(name: &[u8]) -> Option<Table> {
-        let i = match name {
-            b"meta" => 0,
-            b"workspaces" => 1,
-            b"root_keys" => 2,
-            b"root_key_hashes" => 3,
-            b"apis" => 4,
-            b"keys" => 5,
-            b"key_hashes" => 6,
-            b"api_keys" => 7,
-            b"permissions" => 8,
-            b"roles" => 9,
-            b"identities" => 10,
-            b"ratelimit_namespaces" => 11,
-            b"ratelimit_overrides" => 12,
-            b"ratelimit_windows" => 13,
-            b"credits" => 14,
-            b"indexes" => 15,
-            b"key_records" => 16,
-            b"counter_log" => 17,
-            _ => return None,
-        };
-        Some(Table(i))
+        Table::ALL.into_iter().find(|t| t.name().as_bytes() == name)
     }
 
     /// The table's LMDB name.
     pub fn name(self) -> &'static str {
-        TABLES[self.index()]
+        Table::NAMES[self.index()]
     }
 
     /// The table's id as an index (into `Table::ALL`, and of its cursor in a transaction).
@@ -103,9 +77,11 @@ mod tests {
 
     #[test]
     fn table_names_resolve_both_ways() {
-        for name in TABLES {
-            assert_eq!(Table::from_name(name.as_bytes()).unwrap().name(), name);
+        for table in Table::ALL {
+            assert_eq!(Table::from_name(table.name().as_bytes()), Some(table));
         }
+        assert_eq!(Table::ALL.map(|t| t.index()), std::array::from_fn(|i| i), "ids in list order");
+        assert_eq!(Table::from_name(b"counter_log"), Some(Table::COUNTER_LOG));
         assert_eq!(Table::from_name(b"nope"), None);
         assert_eq!(Table::from_name(b""), None);
     }
