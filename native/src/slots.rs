@@ -1,5 +1,5 @@
 //! An open-addressing hash table keyed by 16-byte names whose bytes 8..16 are already a
-//! hash (counter names, counterlog.rs), with one 64-byte slot per name: the name, the value
+//! hash (counter names, counterlog/), with one 64-byte slot per name: the name, the value
 //! and an occupied flag in one cache line.
 //!
 //! Why not `std::collections::HashMap`: it keeps its control bytes apart from its slots, so
