@@ -1,7 +1,7 @@
 //! Credits: the usage-limit balance of a key and its refill, as pure functions over one
 //! fixed record, and where that record is stored.
 //!
-//! Where: a counter of counterlog.rs named `record_key(keyId)`. Older stores kept these
+//! Where: a counter of counterlog/ named `record_key(keyId)`. Older stores kept these
 //! records in the `credits` table under the bare keyId, then in `ratelimit_windows` at
 //! `k/<keyId>` (migrate.rs moves them).
 //!

@@ -9,12 +9,14 @@
 //! counters of the hot calls), `verify` and `limit` (the hot procedures), `body` (their
 //! request readers), `context` (the hot calls' context layout), `window`, `credits`,
 //! `permissions` (pure rules), `records`/`msgpack` (the stored records' codec), `verified`
-//! (the verification cache), `migrate` (store layout upgrades at open); `napi` declares the
-//! Node-API subset by hand.
+//! (the verification cache), `migrate` (store layout upgrades at open). `ffi` is the only
+//! module that calls foreign code (LMDB, the C library, and the Node-API subset it declares
+//! by hand, `ffi::napi`): every `unsafe` of the crate is there.
 
 mod api;
 mod body;
 mod context;
+mod ffi;
 mod credits;
 mod migrate;
 mod fixed;
@@ -25,7 +27,6 @@ mod limit;
 mod memo;
 mod meta;
 mod msgpack;
-mod napi;
 mod permissions;
 mod random;
 mod records;
@@ -39,6 +40,8 @@ mod counterlog;
 
 use std::ffi::CStr;
 
+/// `crate::napi`, where the other modules reach the Node-API wrappers.
+use ffi::napi;
 use napi::{napi_callback, napi_callback_info, napi_env, napi_value};
 
 macro_rules! exports {
@@ -46,7 +49,7 @@ macro_rules! exports {
         const EXPORTS: &[(&CStr, napi_callback)] = &[$((
             $name,
             {
-                unsafe extern "C" fn export(env: napi_env, info: napi_callback_info) -> napi_value {
+                extern "C" fn export(env: napi_env, info: napi_callback_info) -> napi_value {
                     api::boundary(env, info, $body)
                 }
                 export
@@ -88,12 +91,10 @@ exports! {
     c"batchCommit" => api::hot::batch_commit,
 }
 
-/// Called by Node once per JS context that loads the addon (main thread, each worker).
-///
-/// # Safety
-/// Called by Node with a live env and exports object.
+/// Called by Node once per JS context that loads the addon (main thread, each worker), with
+/// a live env and exports object.
 #[no_mangle]
-pub unsafe extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_value) -> napi_value {
+pub extern "C" fn napi_register_module_v1(env: napi_env, exports: napi_value) -> napi_value {
     api::register(env, exports, EXPORTS)
 }
 

@@ -7,7 +7,7 @@
 //!   `key_records` (SHA-256 → record), which a verification reads in one lookup, with
 //!   `keys` (keyId → SHA-256) for management (src/store/keys.ts).
 //! - Counters (credits and rate-limit windows): now in the `counter_log` under their names
-//!   (counterlog.rs). Before, credits were in the `credits` table (key = keyId), then in
+//!   (counterlog/). Before, credits were in the `credits` table (key = keyId), then in
 //!   `ratelimit_windows` at `k/<keyId>`; key and identity windows in `ratelimit_windows` at
 //!   `k/<keyId>/<name>` and `i/<identityId>/<name>`; limiter windows in `ratelimit_windows`
 //!   at `n/<namespaceId>/<durationMs>/<sid>`, then under their 16-byte name.

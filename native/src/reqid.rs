@@ -62,9 +62,7 @@ fn random_prefix() -> [u8; 8] {
 /// clock and this thread's stack address stand in: ids stay unique within the run, only
 /// less unpredictable across runs.
 fn fill_random(out: &mut [u8; 8]) {
-    // SAFETY: getrandom writes at most `out.len()` bytes into `out`.
-    let n = unsafe { libc::getrandom(out.as_mut_ptr().cast(), out.len(), 0) };
-    if n == out.len() as isize {
+    if crate::ffi::os::getrandom(out) {
         return;
     }
     use std::io::Read;

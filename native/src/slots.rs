@@ -1,5 +1,5 @@
 //! An open-addressing hash table keyed by 16-byte names whose bytes 8..16 are already a
-//! hash (counter names, counterlog.rs), with one 64-byte slot per name: the name, the value
+//! hash (counter names, counterlog/), with one 64-byte slot per name: the name, the value
 //! and an occupied flag in one cache line.
 //!
 //! Why not `std::collections::HashMap`: it keeps its control bytes apart from its slots, so
@@ -12,6 +12,8 @@
 //! Contract: at most 7/10 of the slots are occupied (the table doubles past that, moving
 //! every entry); a removal shifts the entries after it back (no tombstones), so a lookup
 //! stops at the first empty slot.
+
+pub use crate::ffi::cpu::prefetch_line;
 
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(64))]
@@ -146,19 +148,6 @@ impl<V: Copy + Default> Slots<V> {
             self.slots[i] = slot;
         }
     }
-}
-
-/// Starts reading the cache line holding `at` (a hint: it reads nothing the caller sees
-/// and cannot fault).
-#[inline]
-pub fn prefetch_line<T>(at: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch of a valid address reads nothing and cannot fault.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch((at as *const T).cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
 }
 
 #[cfg(test)]

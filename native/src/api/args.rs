@@ -17,8 +17,8 @@ pub fn bytes_arg<'a>(env: Env, value: napi_value, stack: &'a mut [u8; KEY_STACK]
         Ok(n) if n <= MAX_KEY_BYTES => Ok(&stack[..n]),
         Ok(_) => Err(bad(format!("{what} is longer than {MAX_KEY_BYTES} bytes"))),
         Err(Status(napi::STRING_EXPECTED)) if env.is_buffer(value)? => {
-            // SAFETY: the Buffer is an argument of this call and no JS runs while it is used.
-            Ok(unsafe { env.buffer_bytes(value)? })
+            // The Buffer is an argument of this call and no JS runs while it is used.
+            Ok(env.buffer_bytes(value)?)
         }
         Err(Status(napi::STRING_EXPECTED)) => Err(bad(format!("{what} must be a string or Buffer"))),
         Err(status) => Err(status.into()),
@@ -44,8 +44,8 @@ pub fn buffer_arg<'a>(env: Env, value: napi_value, what: &str) -> Result<&'a [u8
     if !env.is_buffer(value)? {
         return Err(bad(format!("{what} must be a Buffer")));
     }
-    // SAFETY: the Buffer is an argument of this call and no JS runs while it is used.
-    Ok(unsafe { env.buffer_bytes(value)? })
+    // The Buffer is an argument of this call and no JS runs while it is used.
+    Ok(env.buffer_bytes(value)?)
 }
 
 /// The bytes of a Buffer argument the export writes into.
@@ -53,9 +53,9 @@ pub fn buffer_mut_arg<'a>(env: Env, value: napi_value, what: &str) -> Result<&'a
     if !env.is_buffer(value)? {
         return Err(bad(format!("{what} must be a Buffer")));
     }
-    // SAFETY: the Buffer is an argument of this call; no JS runs while it is written, and no
-    // other argument of the call is read through it.
-    Ok(unsafe { env.buffer_bytes_mut(value)? })
+    // The Buffer is an argument of this call; no JS runs while it is written. The caller
+    // makes sure no other argument of the call is read through it (api::hot::hot_args).
+    Ok(env.buffer_bytes_mut(value)?)
 }
 
 pub fn number_arg(env: Env, value: napi_value, what: &str) -> Result<f64, Error> {

@@ -191,8 +191,7 @@ pub fn sha256_base64(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Err
 /// has committed, synced and closed the store before.
 pub fn exit_process(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     let code = int_arg(env, args[0], "code")?;
-    // SAFETY: _exit ends the process; nothing runs after it.
-    unsafe { libc::_exit(code.clamp(0, 255) as i32) }
+    crate::ffi::os::exit_now(code.clamp(0, 255) as i32)
 }
 
 /// _panicForTest(): never — proves panics become NATIVE_PANIC exceptions.

@@ -334,31 +334,41 @@ impl Env {
 
     /// The bytes of Buffer `value`, borrowed from JS memory.
     ///
-    /// # Safety
-    /// The caller keeps `value` alive and unmodified (no JS runs) while using the slice.
-    pub unsafe fn buffer_bytes<'a>(self, value: napi_value) -> Result<&'a [u8], Status> {
-        let mut data = ptr::null_mut();
-        let mut len = 0;
-        ok(napi_get_buffer_info(self.0, value, &mut data, &mut len))?;
+    /// Contract (the compiler does not check it): `value` is an argument of the current call,
+    /// which keeps the Buffer alive until the call returns, and the slice is used only while
+    /// no JS runs (JS could change or detach the Buffer) and not after the call returns.
+    pub fn buffer_bytes<'a>(self, value: napi_value) -> Result<&'a [u8], Status> {
+        let (data, len) = self.buffer_info(value)?;
         Ok(if len == 0 {
             &[]
         } else {
-            std::slice::from_raw_parts(data as *const u8, len)
+            // SAFETY: Node reports `len` bytes at `data`, which stay valid and unchanged while
+            // the slice is used (the contract above).
+            unsafe { std::slice::from_raw_parts(data as *const u8, len) }
         })
     }
 
-    /// # Safety
-    /// As `buffer_bytes`; the caller writes into the Buffer's memory, which JS only reads
-    /// after this call returns.
-    pub unsafe fn buffer_bytes_mut<'a>(self, value: napi_value) -> Result<&'a mut [u8], Status> {
-        let mut data = ptr::null_mut();
-        let mut len = 0;
-        ok(napi_get_buffer_info(self.0, value, &mut data, &mut len))?;
+    /// As `buffer_bytes`, to write into: the Buffer's memory, which JS reads only after the
+    /// call returns. Contract as `buffer_bytes`, and no other slice of the same Buffer is in
+    /// use meanwhile.
+    pub fn buffer_bytes_mut<'a>(self, value: napi_value) -> Result<&'a mut [u8], Status> {
+        let (data, len) = self.buffer_info(value)?;
         Ok(if len == 0 {
             &mut []
         } else {
-            std::slice::from_raw_parts_mut(data as *mut u8, len)
+            // SAFETY: as in `buffer_bytes`; by the contract nothing else reads or writes these
+            // bytes while the slice is used.
+            unsafe { std::slice::from_raw_parts_mut(data as *mut u8, len) }
         })
+    }
+
+    /// napi_get_buffer_info: the data pointer and length of Buffer `value`.
+    fn buffer_info(self, value: napi_value) -> Result<(*mut c_void, usize), Status> {
+        let mut data = ptr::null_mut();
+        let mut len = 0;
+        // SAFETY: `value` belongs to this env; data and len are out-pointers Node fills.
+        ok(unsafe { napi_get_buffer_info(self.0, value, &mut data, &mut len) })?;
+        Ok((data, len))
     }
 
     /// Calls `func` with `this = recv`. `Err(PENDING_EXCEPTION)` if it threw.

@@ -1,0 +1,69 @@
+//! The C library's calls the crate makes outside LMDB, as safe functions: a descriptor is
+//! taken borrowed (so it is open for the call), a buffer as a slice, and the scheduling
+//! calls act on the calling thread only.
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
+
+use libc::{c_int, off_t};
+
+/// posix_fadvise: `advice` (`libc::POSIX_FADV_*`) for `len` bytes of the file from `offset`
+/// (`len` 0: to its end). Advice only: false when the kernel declined it.
+pub fn fadvise(fd: BorrowedFd<'_>, offset: off_t, len: off_t, advice: c_int) -> bool {
+    // SAFETY: the descriptor is open for the call (borrowed); posix_fadvise touches no memory
+    // of this process.
+    unsafe { libc::posix_fadvise(fd.as_raw_fd(), offset, len, advice) == 0 }
+}
+
+/// fallocate (mode 0): disk blocks for `len` bytes from `offset`, extending the file when it
+/// ends before them.
+pub fn fallocate(fd: BorrowedFd<'_>, offset: off_t, len: off_t) -> io::Result<()> {
+    // SAFETY: as in `fadvise`.
+    if unsafe { libc::fallocate(fd.as_raw_fd(), 0, offset, len) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Whether a lock that another process holds on `len` bytes from `start` of the file
+/// conflicts with a write lock there (fcntl F_GETLK: it only asks, and never reports this
+/// process's own locks).
+pub fn write_lock_conflicts(fd: BorrowedFd<'_>, start: off_t, len: off_t) -> bool {
+    // SAFETY: an all-zero flock is a valid value; fcntl only fills it.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as libc::c_short;
+    lock.l_whence = libc::SEEK_SET as libc::c_short;
+    lock.l_start = start;
+    lock.l_len = len;
+    // SAFETY: the descriptor is open for the call (borrowed) and `lock` outlives it.
+    let rc = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETLK, &mut lock) };
+    rc == 0 && lock.l_type != libc::F_UNLCK as libc::c_short
+}
+
+/// Puts the calling thread at SCHED_BATCH and nice 19, the lowest priority a thread can set
+/// without privileges. Best effort: left as it is where the system refuses.
+pub fn lowest_priority_for_this_thread() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: plain system calls on the calling thread (pid 0) with a valid parameter.
+    unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_BATCH, &param);
+        // Linux keeps nice per thread: PRIO_PROCESS with 0 is the calling thread.
+        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+    }
+}
+
+/// Fills `out` with the kernel's random bytes (getrandom, no flags); false when it did not
+/// fill all of it.
+pub fn getrandom(out: &mut [u8]) -> bool {
+    // SAFETY: getrandom writes at most `out.len()` bytes into `out`.
+    let n = unsafe { libc::getrandom(out.as_mut_ptr().cast(), out.len(), 0) };
+    n == out.len() as isize
+}
+
+/// Ends the process at once with `code` (`_exit`): no destructors, no atexit handlers, no
+/// flushing of buffered output.
+pub fn exit_now(code: c_int) -> ! {
+    // SAFETY: _exit ends the process; nothing of this process runs after it.
+    unsafe { libc::_exit(code) }
+}
