@@ -12,7 +12,7 @@ use crate::meta;
 use crate::migrate;
 use crate::napi::{napi_value, Env, ValueType};
 use crate::reqid;
-use crate::store::{self, OpenOptions, StoreError};
+use crate::store::{self, OpenOptions, StoreError, Table};
 use crate::verified;
 
 /// open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number,
@@ -265,9 +265,9 @@ pub fn set_verify_cache(env: Env, args: &[napi_value; 1]) -> Result<napi_value, 
 /// tables(): string[] — the names of the store's tables in id order (store::Table), for
 /// src/engine/tables.ts to be compared with.
 pub fn tables(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
-    let out = env.array(store::TABLES.len())?;
-    for (i, name) in store::TABLES.iter().enumerate() {
-        env.set_element(out, i as u32, env.string(name)?)?;
+    let out = env.array(Table::COUNT)?;
+    for (i, table) in Table::ALL.iter().enumerate() {
+        env.set_element(out, i as u32, env.string(table.name())?)?;
     }
     Ok(out)
 }

@@ -1,7 +1,7 @@
 //! The named tables, listed once (`tables!` below): a line gives a table's constant and its
 //! LMDB name, and its place in the list is its id, the order in which `open` creates them
-//! (`Table::ALL`). Adding a table is adding a line. src/engine/native.ts names them for
-//! JS.
+//! (`Table::ALL`). Adding a table is adding a line. src/engine/tables.ts lists them for JS,
+//! compared with the `tables()` export by test/engine/contract.test.ts.
 
 /// A named table: its id, the index of its line below.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
