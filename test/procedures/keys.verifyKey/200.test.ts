@@ -1,4 +1,4 @@
-// keys.verifyKey over HTTP: refusals are 200 successes carrying valid:false and a code.
+// keys.verifyKey: refusals are 200 successes carrying valid:false and a code.
 import { describe, expect, it } from 'vitest';
 import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectOk, foreignRootKey, rootKeyWith } from '../../helpers/server.js';

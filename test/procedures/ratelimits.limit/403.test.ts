@@ -8,7 +8,7 @@ import { createNamespace, keyWith, limitOk, LONG_WINDOW, namespaceIdOf, uniq } f
 import { call, expectError, foreignRootKey } from '../../helpers/server.js';
 
 const srv = inProcessServer();
-// A long window: some tests spawn the CLI (keyWith, namespaceIdOf) between counted calls.
+// A long window: no bucket boundary (epoch-aligned) may fall between counted calls.
 const body = (namespace: string) => ({ namespace, identifier: 'u', limit: 5, duration: LONG_WINDOW });
 
 describe('ratelimits.limit 403', () => {
