@@ -1,7 +1,11 @@
 // In-process requests: a procedure call goes through the server's own dispatcher (auth, JSON
 // parsing, ajv, permission rules, handler, envelope), store and engine, without a socket or
-// a child process. For the 400/401/403/404 suites; the transport (405, 413, 415, headers,
-// keep-alive), the official SDKs and crash tests stay on live servers (server.ts).
+// a child process. For the procedure suites (test/procedures); the transport (405, 413, 415,
+// headers, keep-alive), the official SDKs and crash tests stay on live servers (server.ts).
+//
+// Unlike a reply over a socket, a reply here settles in the same event-loop turn when it waits
+// for no commit: a loop of awaited calls never lets timers or I/O run (apis.listKeys
+// pagination's "paging while another loop creates keys" stays live for that reason).
 //
 // `const srv = inProcessServer()` then `srv()` inside tests, like liveServer(): the helpers
 // of server.ts (call, rootKeyWith, foreignRootKey, createApi, …) take either. One per test
@@ -78,6 +82,8 @@ function toCallResult(reply: { status: number; body: string; headers: Record<str
   } catch {
     json = undefined;
   }
-  const headers = new Headers({ 'content-type': 'application/json', ...reply.headers });
+  // Only the headers the dispatcher set (e.g. Allow); Content-Type is written by http/uws.ts,
+  // so a test of it must run on a live server rather than pass here on a made-up value.
+  const headers = new Headers(reply.headers);
   return { status: reply.status, headers, text: reply.body, json };
 }

@@ -1,10 +1,11 @@
 // Helpers for the keys.* procedure tests: make keys and roles over HTTP, make many root keys
-// with one CLI process, decode base58 key material.
+// with one CLI process (or, for an in-process server, in the test's own store), decode base58
+// key material.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'vitest';
-import { call, createApi, expectError, expectOk, ROOT, runNode, type CallResult, type Server } from './server.js';
+import { call, createApi, expectError, expectOk, inProcess, ROOT, runNode, type CallResult, type Server } from './server.js';
 
 type Srv = Pick<Server, 'url' | 'rootKey'>;
 
@@ -95,6 +96,11 @@ process.exit(0);
  * bootstrap workspace, or in a new workspace when `newWorkspace` is set.
  */
 export async function rootKeys(server: Pick<Server, 'dataDir'>, grants: string[][], opts: { newWorkspace?: boolean; workspace?: string } = {}): Promise<{ workspaceId: string; keys: string[] }> {
+  const local = inProcess(server);
+  if (local !== undefined) {
+    const workspaceId = opts.workspace ?? (opts.newWorkspace === true ? local.newWorkspace() : local.workspaceId);
+    return { workspaceId, keys: grants.map((g) => local.rootKeyWith(g, workspaceId).key) };
+  }
   const { code, stdout, stderr } = await runNode(['--input-type=module', '-e', BATCH_SCRIPT, JSON.stringify({ grants, ...opts })], server.dataDir);
   if (code !== 0) throw new Error(`root key batch failed (${String(code)}): ${stderr}`);
   return JSON.parse(stdout) as { workspaceId: string; keys: string[] };

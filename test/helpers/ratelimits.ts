@@ -1,6 +1,9 @@
-// Helpers for the ratelimits.* procedure tests (live server).
+// Helpers for the ratelimits.* procedure tests (live or in-process server).
 import { randomBytes } from 'node:crypto';
-import { bootstrapWorkspace, call, expectError, expectOk, rootKeyWith, type Server } from './server.js';
+import { bootstrapWorkspace, call, expectError, expectOk, inProcess, rootKeyWith, type Server } from './server.js';
+
+/** What these helpers use of a server: a live one (server.ts) or an in-process one (inProcess.ts). */
+type Srv = Pick<Server, 'url' | 'rootKey' | 'dataDir'>;
 
 export const MIN = 60_000;
 export const HOUR = 60 * MIN;
@@ -25,12 +28,12 @@ export interface LimitData {
 }
 
 /** ratelimits.limit → data (asserts a 200 envelope). */
-export async function limitOk(s: Server, body: Record<string, unknown>, procedure = 'ratelimits.limit', rootKey?: string): Promise<LimitData> {
+export async function limitOk(s: Srv, body: Record<string, unknown>, procedure = 'ratelimits.limit', rootKey?: string): Promise<LimitData> {
   return expectOk(await call(s, procedure, body, rootKey === undefined ? {} : { rootKey })) as LimitData;
 }
 
 /** Creates the namespace (first limit call, cost 0) and returns its name. */
-export async function createNamespace(s: Server, name = uniq()): Promise<string> {
+export async function createNamespace(s: Srv, name = uniq()): Promise<string> {
   await limitOk(s, { namespace: name, identifier: '__create__', limit: 1, duration: 1_000, cost: 0 });
   return name;
 }
@@ -38,9 +41,9 @@ export async function createNamespace(s: Server, name = uniq()): Promise<string>
 const probeKeys = new Map<string, Promise<string>>();
 const workspaces = new Map<string, Promise<string>>();
 
-/** A root key (via the CLI) with these grants in the bootstrap workspace (looked up once per data dir). */
-export async function keyWith(s: Server, permissions: string[]): Promise<string> {
-  if ('request' in s) return (await rootKeyWith(s, permissions)).key; // in-process (inProcess.ts)
+/** A root key (via the CLI, or straight into an in-process server's store) with these grants in the bootstrap workspace (looked up once per data dir). */
+export async function keyWith(s: Srv, permissions: string[]): Promise<string> {
+  if (inProcess(s) !== undefined) return (await rootKeyWith(s, permissions)).key;
   let ws = workspaces.get(s.dataDir);
   if (ws === undefined) workspaces.set(s.dataDir, (ws = bootstrapWorkspace(s.dataDir)));
   return (await rootKeyWith(s, permissions, await ws)).key;
@@ -51,7 +54,7 @@ export async function keyWith(s: Server, permissions: string[]): Promise<string>
  * permission on the namespace's id (`ratelimits.<namespaceId>.read_override`), so a root
  * key without any ratelimits grant reveals it.
  */
-export async function namespaceIdOf(s: Server, name: string): Promise<string> {
+export async function namespaceIdOf(s: Srv, name: string): Promise<string> {
   let probeKey = probeKeys.get(s.dataDir);
   if (probeKey === undefined) probeKeys.set(s.dataDir, (probeKey = keyWith(s, ['apis.*.read_api'])));
   const error = expectError(await call(s, 'ratelimits.getOverride', { namespace: name, identifier: 'x' }, { rootKey: await probeKey }), 403, 'insufficient_permissions');

@@ -165,13 +165,15 @@ export interface CallOptions {
  * Recognised by shape, so that this file, which every live suite imports, does not load the
  * store and engine.
  */
-interface InProcessLike {
+export interface InProcessLike {
+  /** The bootstrap workspace. */
+  readonly workspaceId: string;
   request(procedure: string, body: Uint8Array, authorization: string | undefined): Promise<CallResult>;
   rootKeyWith(permissions: readonly string[], workspaceId?: string): { key: string; rootKeyId: string; workspaceId: string };
   newWorkspace(): string;
 }
 
-function inProcess(server: object): InProcessLike | undefined {
+export function inProcess(server: object): InProcessLike | undefined {
   return 'request' in server && typeof server.request === 'function' ? (server as InProcessLike) : undefined;
 }
 

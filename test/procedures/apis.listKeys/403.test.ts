@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectError, rootKeyWith } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('apis.listKeys 403', () => {
   it.each([

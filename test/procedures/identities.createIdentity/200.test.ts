@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectError, expectOk, foreignRootKey } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('identities.createIdentity 200', () => {
   it('returns {identityId}; getIdentity shows meta and rate limits with ids', async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectError, expectOk } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('identities.createIdentity 409', () => {
   it('a second identity with the same externalId → 409; the first keeps its meta', async () => {

@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError, expectOk, foreignRootKey } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('identities.deleteIdentity 404', () => {
   it('unknown → 404; deleting twice → 404 the second time', async () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError, expectOk, rootKeyWith } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('identities.getIdentity 403', () => {
   it('without any read_identity grant → 403 naming both forms, whether or not the identity exists', async () => {

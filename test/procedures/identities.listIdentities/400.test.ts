@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('identities.listIdentities 400', () => {
   it.each([

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 
-const srv = liveServer({ env: { KEYWARD_MAX_BODY_BYTES: String(3 * 1024 * 1024) } });
+const srv = inProcessServer({ env: { KEYWARD_MAX_BODY_BYTES: String(3 * 1024 * 1024) } });
 
 const limit = { name: 'requests', limit: 1, duration: 1000 };
 

@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError, expectOk, foreignRootKey } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('identities.updateIdentity 404', () => {
   it('unknown → 404 identity_not_found (an update never creates)', async () => {

@@ -1,10 +1,10 @@
 // keys.addPermissions 200: returns all DIRECT permissions of the key; missing slugs are created.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk } from '../../helpers/server.js';
 import { getKey, newKey, newRole, rootKeys, uniq, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function addPermissions(keyId: string, permissions: string[], rootKey?: string): Promise<any[]> {

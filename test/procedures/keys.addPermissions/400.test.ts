@@ -1,10 +1,10 @@
 // keys.addPermissions 400: 1–1000 slugs, each 1–100 chars of [a-zA-Z0-9_:-.*].
 import { describe, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call } from '../../helpers/server.js';
 import { expect400 } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.addPermissions 400', () => {
   it.each([

@@ -1,11 +1,11 @@
 // keys.addPermissions 403: update_key AND rbac.*.add_permission_to_key; a new slug also needs
 // rbac.*.create_permission.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectError } from '../../helpers/server.js';
 import { expect403, getKey, newKey, rootKeys, type NewKey } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 let k: NewKey;
 let rk: string[] = [];
 beforeAll(async () => {

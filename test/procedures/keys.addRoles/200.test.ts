@@ -1,11 +1,11 @@
 // keys.addRoles 200: returns ALL roles of the key (previous + added) as Role objects;
 // idempotent; role permissions count for getKey and verification at once.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk } from '../../helpers/server.js';
 import { getKey, newKey, newRole, rootKeys, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function addRoles(keyId: string, roles: string[], rootKey?: string): Promise<any[]> {

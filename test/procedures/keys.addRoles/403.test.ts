@@ -1,10 +1,10 @@
 // keys.addRoles 403: needs update_key on the key's API AND rbac.*.add_role_to_key.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi } from '../../helpers/server.js';
 import { expect403, getKey, newKey, newRole, rootKeys, type NewKey } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 let k: NewKey;
 let role = '';
 let rk: string[] = [];

@@ -1,10 +1,10 @@
 // keys.addRoles 404: roles must exist (role_not_found, nothing added); unknown/foreign key.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError } from '../../helpers/server.js';
 import { foreignStarKey, getKey, newKey, newRole } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.addRoles 404', () => {
   it('a role that does not exist → 404 role_not_found naming it; no role is added or created', async () => {

@@ -1,11 +1,11 @@
 // keys.createKey 200: the {keyId,key} shape, the key string format, and every Limits-table
 // bound at its accepted edge (the stored record is read back with keys.getKey).
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectOk } from '../../helpers/server.js';
 import { BASE58_RE, base58Decode, getKey, newKey, newRole, uniq, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.createKey 200', () => {
   it('returns exactly {keyId, key}; the key verifies VALID', async () => {

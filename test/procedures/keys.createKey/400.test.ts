@@ -1,11 +1,11 @@
 // keys.createKey 400: every Limits-table bound just past its edge, plus the decisions
 // (credits null, duplicate limit names, daily refill with refillDay, unknown/v1 fields).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi } from '../../helpers/server.js';
 import { expect400 } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 let apiId = '';
 beforeAll(async () => {
   apiId = await createApi(srv());

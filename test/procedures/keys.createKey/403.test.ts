@@ -1,10 +1,10 @@
 // keys.createKey 403: root keys without apis.<apiId|*>.create_key (or encrypt_key for recoverable).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectOk } from '../../helpers/server.js';
 import { expect403, rootKeys } from '../../helpers/keys.js';
 
-const srv = liveServer({ env: { KEYWARD_VAULT_KEY: Buffer.alloc(32, 7).toString('base64') } });
+const srv = inProcessServer({ env: { KEYWARD_VAULT_KEY: Buffer.alloc(32, 7).toString('base64') } });
 let apiId = '';
 let otherApi = '';
 const rk: Record<string, string> = {};

@@ -1,10 +1,10 @@
 // keys.createKey 404: unknown / deleted / foreign API, missing role.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectError, expectOk } from '../../helpers/server.js';
 import { foreignStarKey } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.createKey 404', () => {
   it.each([

@@ -1,9 +1,9 @@
 // keys.createKey 412: recoverable:true on a server started without KEYWARD_VAULT_KEY.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectError, expectOk } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.createKey 412', () => {
   it('recoverable:true without a vault → 412 precondition_failed naming KEYWARD_VAULT_KEY; no key made', async () => {

@@ -1,10 +1,10 @@
 // keys.deleteKey 200: {} and the key is gone at once (getKey 404, verifyKey NOT_FOUND, not listed).
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 import { newKey, rootKeys, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.deleteKey 200', () => {
   it('returns {}; getKey → 404, verifyKey → NOT_FOUND, whoami → 404, listKeys omits it', async () => {

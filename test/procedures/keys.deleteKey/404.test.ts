@@ -1,10 +1,10 @@
 // keys.deleteKey 404: unknown, already deleted, foreign.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 import { foreignStarKey, newKey, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.deleteKey 404', () => {
   it('an unknown keyId → 404', async () => {

@@ -2,11 +2,11 @@
 // union) and, on a server with KEYWARD_VAULT_KEY, decrypt:true returning the plaintext.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk } from '../../helpers/server.js';
 import { getKey, newKey, newRole, rootKeys, uniq } from '../../helpers/keys.js';
 
-const srv = liveServer({ env: { KEYWARD_VAULT_KEY: randomBytes(32).toString('base64') } });
+const srv = inProcessServer({ env: { KEYWARD_VAULT_KEY: randomBytes(32).toString('base64') } });
 
 describe('keys.getKey 200', () => {
   it('a minimal key: keyId, start, enabled, createdAt only', async () => {

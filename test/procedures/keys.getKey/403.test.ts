@@ -1,11 +1,11 @@
 // keys.getKey 403: read_key missing (whether or not the key exists, as for the other key-level
 // procedures) or granted for another API; decrypt without decrypt_key.
 import { beforeAll, describe, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi } from '../../helpers/server.js';
 import { expect403, newKey, rootKeys, type NewKey } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 let k: NewKey;
 let rk: string[] = [];
 

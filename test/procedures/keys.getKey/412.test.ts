@@ -1,10 +1,10 @@
 // keys.getKey 412: decrypt:true on a server without KEYWARD_VAULT_KEY.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 import { newKey } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.getKey 412', () => {
   it('decrypt:true without a vault → 412 precondition_failed naming KEYWARD_VAULT_KEY', async () => {

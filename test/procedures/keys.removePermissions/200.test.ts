@@ -1,10 +1,10 @@
 // keys.removePermissions 200: returns the remaining direct permissions.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk } from '../../helpers/server.js';
 import { getKey, newKey, newRole, rootKeys, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 const slugs = (list: { slug: string }[]) => list.map((p) => p.slug).sort();
 
 describe('keys.removePermissions 200', () => {

@@ -1,10 +1,10 @@
 // keys.removePermissions 404: an unknown slug → permission_not_found; unknown/foreign key.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError } from '../../helpers/server.js';
 import { foreignStarKey, getKey, newKey } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.removePermissions 404', () => {
   it('a slug that does not exist → 404 permission_not_found naming it; nothing removed or created', async () => {

@@ -1,10 +1,10 @@
 // keys.removeRoles 200: returns the remaining roles; removing a role the key lacks is a no-op.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk } from '../../helpers/server.js';
 import { getKey, newKey, newRole, rootKeys, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.removeRoles 200', () => {
   it('returns the remaining roles; getKey and verification follow at once', async () => {

@@ -1,10 +1,10 @@
 // keys.removeRoles 404: unknown role, unknown/foreign key.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError } from '../../helpers/server.js';
 import { foreignStarKey, getKey, newKey, newRole } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.removeRoles 404', () => {
   it('a role that does not exist → 404 role_not_found; nothing removed', async () => {

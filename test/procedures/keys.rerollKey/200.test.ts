@@ -1,11 +1,11 @@
 // keys.rerollKey 200: a new working key with the old key's settings; the old key expires
 // (expiration 0: at once; otherwise rounded up to a whole minute).
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk } from '../../helpers/server.js';
 import { BASE58_RE, base58Decode, getKey, newKey, newRole, rootKeys, uniq, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function reroll(keyId: string, expiration: number, rootKey?: string): Promise<any> {

@@ -1,10 +1,10 @@
 // keys.rerollKey 400: expiration required, 0–4102444800000.
 import { describe, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call } from '../../helpers/server.js';
 import { expect400 } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.rerollKey 400', () => {
   it.each([

@@ -1,10 +1,10 @@
 // keys.rerollKey 403: create_key on the key's API is required.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectOk } from '../../helpers/server.js';
 import { expect403, newKey, rootKeys, verify, type NewKey } from '../../helpers/keys.js';
 
-const srv = liveServer({ env: { KEYWARD_VAULT_KEY: Buffer.alloc(32, 9).toString('base64') } });
+const srv = inProcessServer({ env: { KEYWARD_VAULT_KEY: Buffer.alloc(32, 9).toString('base64') } });
 let k: NewKey;
 let recoverable: NewKey;
 let rk: string[] = [];

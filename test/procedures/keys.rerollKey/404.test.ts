@@ -1,10 +1,10 @@
 // keys.rerollKey 404: unknown/deleted/foreign key.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 import { foreignStarKey, newKey, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.rerollKey 404', () => {
   it('an unknown keyId → 404 key_not_found', async () => {

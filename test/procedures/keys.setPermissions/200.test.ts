@@ -1,10 +1,10 @@
 // keys.setPermissions 200: replaces the direct permissions (missing ones created; [] clears).
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk } from '../../helpers/server.js';
 import { getKey, newKey, newRole, rootKeys, uniq, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 const slugs = (list: { slug: string }[]) => list.map((p) => p.slug).sort();
 
 describe('keys.setPermissions 200', () => {

@@ -1,10 +1,10 @@
 // keys.setPermissions 400: ≤1000 slugs of 1–100 chars (empty list allowed).
 import { describe, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call } from '../../helpers/server.js';
 import { expect400 } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.setPermissions 400', () => {
   it.each([

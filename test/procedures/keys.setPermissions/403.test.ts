@@ -1,11 +1,11 @@
 // keys.setPermissions 403: update_key AND add_permission_to_key AND remove_permission_from_key;
 // new slugs also need create_permission.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi } from '../../helpers/server.js';
 import { expect403, getKey, newKey, rootKeys, type NewKey } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 let k: NewKey;
 let rk: string[] = [];
 beforeAll(async () => {

@@ -1,10 +1,10 @@
 // keys.setRoles 200: replaces the roles (an empty list removes all); returns the result.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk } from '../../helpers/server.js';
 import { getKey, newKey, newRole, rootKeys, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function setRoles(keyId: string, roles: string[], rootKey?: string): Promise<any[]> {

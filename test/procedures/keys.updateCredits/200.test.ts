@@ -1,10 +1,10 @@
 // keys.updateCredits 200: set / increment / decrement (floors at 0), result {remaining, refill?}.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk } from '../../helpers/server.js';
 import { getKey, newKey, rootKeys, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function credits(keyId: string, operation: string, value?: number | null): Promise<any> {

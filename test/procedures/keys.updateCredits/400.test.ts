@@ -1,10 +1,10 @@
 // keys.updateCredits 400: operation and value rules.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call } from '../../helpers/server.js';
 import { expect400, getKey, newKey, type NewKey } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 let limited: NewKey;
 let unlimited: NewKey;
 beforeAll(async () => {

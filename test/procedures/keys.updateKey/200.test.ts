@@ -1,11 +1,11 @@
 // keys.updateKey 200: partial semantics (omitted unchanged, null clears, lists replace),
 // credits null → unlimited, the updated record as the result, edges of the bounds.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk } from '../../helpers/server.js';
 import { getKey, newKey, newRole, rootKeys, uniq, verify } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function update(body: Record<string, unknown>): Promise<any> {

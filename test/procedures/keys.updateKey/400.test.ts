@@ -1,10 +1,10 @@
 // keys.updateKey 400: the createKey bounds on every updatable field, plus credits rules.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call } from '../../helpers/server.js';
 import { expect400, getKey, newKey, type NewKey } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 let k: NewKey;
 beforeAll(async () => {
   k = await newKey(srv(), { name: 'unchanged' });

@@ -1,10 +1,10 @@
 // keys.updateKey 404: unknown/deleted/foreign key, missing role.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 import { foreignStarKey, getKey, newKey, newRole } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.updateKey 404', () => {
   it('an unknown keyId → 404 key_not_found', async () => {

@@ -1,9 +1,9 @@
-// keys.verifyKey over HTTP: refusals are 200 successes carrying valid:false and a code.
+// keys.verifyKey: refusals are 200 successes carrying valid:false and a code.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectOk, foreignRootKey, rootKeyWith } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 async function createKey(body: Record<string, unknown>): Promise<{ keyId: string; key: string; apiId: string }> {
   const apiId = (body.apiId as string | undefined) ?? (await createApi(srv()));

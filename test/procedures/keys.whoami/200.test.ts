@@ -1,10 +1,10 @@
 // keys.whoami 200: the record of the key given as plaintext, as keys.getKey shows it.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk } from '../../helpers/server.js';
 import { getKey, newKey, newRole, rootKeys } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.whoami 200', () => {
   it('returns the same record as getKey (no plaintext)', async () => {

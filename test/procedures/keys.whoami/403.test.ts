@@ -1,10 +1,10 @@
 // keys.whoami 403: read_key missing or granted for another API.
 import { beforeAll, describe, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi } from '../../helpers/server.js';
 import { expect403, newKey, rootKeys, type NewKey } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 let k: NewKey;
 let rk: string[] = [];
 

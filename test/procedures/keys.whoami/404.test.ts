@@ -1,10 +1,10 @@
 // keys.whoami 404: unknown key string, deleted key, another workspace.
 import { describe, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 import { foreignStarKey, newKey } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('keys.whoami 404', () => {
   it('an unknown key → 404 key_not_found', async () => {

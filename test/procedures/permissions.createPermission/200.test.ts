@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk, foreignRootKey } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('permissions.createPermission 200', () => {
   it('returns permissionId plus the permission, which getPermission then finds', async () => {

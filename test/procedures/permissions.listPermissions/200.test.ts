@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectOk, foreignRootKey } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 interface Perm { id: string; name: string; slug: string; description?: string }
 

@@ -1,11 +1,11 @@
 // ratelimits.deleteOverride 200: {} ; deletes exactly the stored identifier or pattern; the
 // next limit call no longer uses it (reference/unkey-v2.md §1.3).
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { createNamespace, limitOk, namespaceIdOf, HOUR as H } from '../../helpers/ratelimits.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('ratelimits.deleteOverride 200', () => {
   it('returns {}; the next limit call uses the request limit; getOverride → 404', async () => {

@@ -2,11 +2,11 @@
 // nothing stored under exactly that identifier → ratelimit_override_not_found; the
 // permission is checked before the override lookup.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { createNamespace, keyWith, uniq } from '../../helpers/ratelimits.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('ratelimits.deleteOverride 404', () => {
   it('a missing namespace → ratelimit_namespace_not_found', async () => {

@@ -1,11 +1,11 @@
 // ratelimits.getOverride 200: RatelimitOverride {overrideId, identifier, limit, duration}
 // (no namespace field); exact first, else the longest matching pattern (reference §1.3, §4.3).
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { createNamespace, namespaceIdOf } from '../../helpers/ratelimits.js';
 import { call, expectOk } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 async function set(namespace: string, identifier: string, limit: number, duration = 60_000): Promise<string> {
   return (expectOk(await call(srv(), 'ratelimits.setOverride', { namespace, identifier, limit, duration })) as { overrideId: string }).overrideId;

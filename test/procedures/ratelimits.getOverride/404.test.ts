@@ -1,11 +1,11 @@
 // ratelimits.getOverride 403/404: namespace missing → ratelimit_namespace_not_found; no
 // matching override → ratelimit_override_not_found; read_override needed.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { createNamespace, keyWith, uniq } from '../../helpers/ratelimits.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('ratelimits.getOverride 404', () => {
   it('a missing namespace → ratelimit_namespace_not_found', async () => {

@@ -1,9 +1,9 @@
 // ratelimits.limit 400: bounds from reference/unkey-v2.md §1.3 and removed v1 fields (DESIGN.md §2).
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 const ok = { namespace: 'ns-400', identifier: 'u', limit: 10, duration: 60_000 };
 
 describe('ratelimits.limit 400', () => {

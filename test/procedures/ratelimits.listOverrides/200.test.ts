@@ -1,11 +1,11 @@
 // ratelimits.listOverrides 200: data is the array itself; default page 10, max 100; opaque
 // cursor, omitted on the last page; hasMore always present (DESIGN.md §2 Pagination).
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { createNamespace, namespaceIdOf } from '../../helpers/ratelimits.js';
 import { call, expectOk, type CallResult } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 interface Override {
   overrideId: string;

@@ -1,11 +1,11 @@
 // ratelimits.listOverrides 400/403/404: limit 1–100, cursor a string; namespace must exist;
 // read_override needed.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { createNamespace, keyWith, uniq } from '../../helpers/ratelimits.js';
 import { call, expectError } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('ratelimits.listOverrides 400', () => {
   it.each([

@@ -1,11 +1,11 @@
 // ratelimits.multiLimit 200: top-level array body, results in request order, all or nothing
 // (reference/unkey-v2.md §1.3 ratelimit.multiLimit, §4.2).
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { createNamespace, limitOk, MIN, namespaceIdOf, uniq, HOUR as H } from '../../helpers/ratelimits.js';
 import { call, expectOk } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 interface Item {
   namespace: string;

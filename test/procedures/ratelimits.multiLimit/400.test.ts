@@ -1,10 +1,10 @@
 // ratelimits.multiLimit 400: a JSON array of 1–100 limit requests, each validated as limit's.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { limitOk, uniq } from '../../helpers/ratelimits.js';
 import { call, expectError } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 const item = { namespace: 'ns-multi-400', identifier: 'u', limit: 10, duration: 60_000 };
 
 describe('ratelimits.multiLimit 400', () => {

@@ -2,11 +2,11 @@
 // namespace, ratelimits.*.create_namespace and ratelimits.*.limit for new ones; a 403 consumes
 // nothing and creates no namespace.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { createNamespace, keyWith, limitOk, namespaceIdOf, uniq, HOUR as H } from '../../helpers/ratelimits.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('ratelimits.multiLimit 403', () => {
   it('a grant for one namespace only → 403 for a batch spanning two; nothing consumed', async () => {

@@ -1,11 +1,11 @@
 // ratelimits.setOverride 200: {overrideId}; upsert keyed by (namespace, identifier) keeps the
 // id; takes effect on the next limit call (reference/unkey-v2.md §1.3, §4.3).
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { createNamespace, limitOk, MIN, namespaceIdOf, HOUR as H } from '../../helpers/ratelimits.js';
 import { call, expectOk } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('ratelimits.setOverride 200', () => {
   it('returns exactly {overrideId} (rlor_…); both path prefixes', async () => {

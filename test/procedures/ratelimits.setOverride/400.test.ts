@@ -1,9 +1,9 @@
 // ratelimits.setOverride 400: namespace/identifier 1–512, limit ≥ 0, duration ≥ 1000 (and a safe integer).
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, expectError } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 const ok = { namespace: 'ns', identifier: 'u', limit: 10, duration: 60_000 };
 
 describe('ratelimits.setOverride 400', () => {

@@ -1,10 +1,10 @@
 // ratelimits.setOverride 403: ratelimits.*.set_override or ratelimits.<nsId>.set_override.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { createNamespace, keyWith, namespaceIdOf } from '../../helpers/ratelimits.js';
 import { call, expectError, expectOk } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('ratelimits.setOverride 403', () => {
   it('without set_override → 403 naming it; with it on the namespace id (or the alias) → 200', async () => {

@@ -1,10 +1,10 @@
 // ratelimits.setOverride 404: the namespace must exist; it is not created here.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { uniq } from '../../helpers/ratelimits.js';
 import { call, expectError, foreignRootKey } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 describe('ratelimits.setOverride 404', () => {
   it('a missing namespace → ratelimit_namespace_not_found, and it stays missing', async () => {
