@@ -72,7 +72,7 @@ export async function serveThread(config: Config, metrics: Metrics, services: Th
  * A serving thread without a socket, for tests: the store opened as the server opens it, and
  * requests through the server's dispatcher, each answered once its durability gate lets the
  * reply leave. Transport concerns (methods, content types, body limits) are http/uws.ts's
- * and are not applied here.
+ * and are not applied here; background jobs run on this thread, and no sweeper runs.
  */
 export interface ServingThread {
   readonly dispatcher: Dispatcher;
@@ -92,10 +92,12 @@ export function openThread(config: Config): ServingThread {
       const route = dispatcher.lookup(procedure);
       if (route < 0) return Promise.resolve(dispatcher.error(procedureNotFound(`There is no procedure '${procedure}'.`)));
       const { reply, effect } = dispatcher.dispatch(route, authorization ?? '', body);
+      // Settled on a later turn, as a reply over a socket is: a loop of awaited requests
+      // leaves timers and I/O their turns.
       return new Promise((resolve) => {
         services.gate.hold(effect, {
-          send: () => resolve(reply),
-          fail: (err) => resolve(dispatcher.error(commitFailed(err))),
+          send: () => setImmediate(resolve, reply),
+          fail: (err) => setImmediate(resolve, dispatcher.error(commitFailed(err))),
         });
       });
     },

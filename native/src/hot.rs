@@ -28,7 +28,7 @@ pub fn set_group_commit(on: bool) {
 /// Bytes of every value a hot call writes (credits and window records are both 32 bytes).
 pub const VALUE_BYTES: usize = 32;
 
-/// The counters an evaluation changes (counterlog.rs): name and new 32-byte record.
+/// The counters an evaluation changes (crate::counterlog): name and new 32-byte record.
 #[derive(Default)]
 pub struct Puts {
     items: Vec<(counterlog::Key, [u8; VALUE_BYTES])>,

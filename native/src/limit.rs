@@ -4,7 +4,7 @@
 //! when every request is admitted are the windows written; otherwise nothing is consumed
 //! and admitted items report the capacity they still have.
 //!
-//! Windows: a counter of counterlog.rs named (`window_key`) by the tag LIMITER_WINDOW and
+//! Windows: a counter of crate::counterlog named (`window_key`) by the tag LIMITER_WINDOW and
 //! the first 15 bytes of SHA-256(namespaceId ‖ 0 ‖ durationMs in decimal ‖ 0 ‖ sid). One
 //! counter per duration, so limits of different windows on one identifier do not reset each
 //! other; the record is window.rs's 32 bytes. Stores written before kept windows at

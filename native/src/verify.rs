@@ -209,7 +209,7 @@ pub fn in_scope(scope: &str, id: &[u8]) -> bool {
     scope == "*" || scope.split('\n').any(|a| a.as_bytes() == id)
 }
 
-/// A limit that applies to this verification. Its window is the counter (counterlog.rs)
+/// A limit that applies to this verification. Its window is the counter (crate::counterlog)
 /// named for `<scope>/<owner>/<name>`: scope "k" with the key id, or "i" with the identity
 /// id (identity limits are shared by all keys of the identity).
 struct Check<'a> {

@@ -92,7 +92,7 @@ export interface NativeModule {
   /** The override that applies to an identifier (exact, else the longest matching pattern), as JSON {overrideId, identifier, limit, duration}. */
   findOverride(namespaceId: string, identifier: string): string | undefined;
   /**
-   * Visits the next `max` records of the counter log (native/src/counterlog.rs keeps the
+   * Visits the next `max` records of the counter log (native/src/counterlog/ keeps the
    * place) and deletes superseded records and stale windows: [deleted, reached the end].
    */
   sweepLog(nowMs: number, max: number): [number, boolean];

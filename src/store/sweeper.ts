@@ -1,9 +1,9 @@
 // Removes rate-limit windows that no longer count (their last bucket is over), so the store
 // does not grow with identifiers that stopped calling, and records of the counter log that
 // newer ones superseded. Each tick visits at most WINDOWS_PER_TICK records of the log
-// (native/src/counterlog.rs) in one short write transaction and continues where it stopped.
+// (native/src/counterlog/) in one short write transaction and continues where it stopped.
 //
-// Under load the hot calls' own commits delete stale windows as they go (counterlog.rs,
+// Under load the hot calls' own commits delete stale windows as they go (native/src/counterlog/gc.rs,
 // before_commit); the sweeper is what cleans up once calls stop. When a tick found mostly
 // records to delete (a backlog: the end of a burst of new identifiers, a store written
 // before the commits did this), the next one comes after BACKLOG_INTERVAL_MS instead of the

@@ -65,7 +65,10 @@ describe('native/src', () => {
       const from = moduleOf(f.path);
       if (from === 'lib') continue;
       const deps = graph.get(from) ?? new Set<string>();
-      for (const m of f.text.matchAll(/\bcrate::([a-z_][a-z0-9_]*)/g)) if (m[1] !== undefined && m[1] !== from) deps.add(m[1]);
+      const code = f.text.replace(/\/\/.*$/gm, '');
+      const named = [...code.matchAll(/\bcrate::([a-z_][a-z0-9_]*)/g)].map((m) => m[1] ?? '');
+      const grouped = [...code.matchAll(/\bcrate::\{([^}]*)\}/g)].flatMap((m) => (m[1] ?? '').split(',').map((part) => part.trim().split('::')[0] ?? ''));
+      for (const m of [...named, ...grouped]) if (m !== '' && m !== from) deps.add(m);
       graph.set(from, deps);
     }
     expect(graph.size).toBeGreaterThan(10);

@@ -1,4 +1,4 @@
-// The counter log shared by processes (native/src/counterlog.rs): each process's index of the
+// The counter log shared by processes (native/src/counterlog/): each process's index of the
 // counters must take in what another process appended and removed, whatever that process
 // deleted in between (DESIGN.md §1: several processes may share the store).
 import { spawnSync } from 'node:child_process';

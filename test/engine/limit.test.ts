@@ -16,7 +16,7 @@ import type { NamespaceRecord } from '../../src/store/records.js';
 
 const NATIVE_PATH = fileURLToPath(new URL('../../native/keyward.node', import.meta.url));
 
-/** Records in the limiter's log (native/src/counterlog.rs): live windows and garbage. */
+/** Records in the limiter's log (native/src/counterlog/): live windows and garbage. */
 function logRecords(): number {
   return native.range('counter_log', '', null, 10_000_000).length / 2;
 }

@@ -1,4 +1,4 @@
-// The data file is kept in the page cache as single 4 KiB pages (native/src/store.rs,
+// The data file is kept in the page cache as single 4 KiB pages (native/src/store/page_cache.rs,
 // small_pages): the kernel otherwise caches it in large folios (readahead builds them; ext4
 // does since Linux 6.16), and the background flush writes a dirtied folio whole, so every
 // changed 4 KiB page cost up to 2 MiB of writes. The check reads which physical pages back

@@ -3,9 +3,10 @@
 // a child process. For the procedure suites (test/procedures); the transport (405, 413, 415,
 // headers, keep-alive), the official SDKs and crash tests stay on live servers (server.ts).
 //
-// Unlike a reply over a socket, a reply here settles in the same event-loop turn when it waits
-// for no commit: a loop of awaited calls never lets timers or I/O run (apis.listKeys
-// pagination's "paging while another loop creates keys" stays live for that reason).
+// A reply settles on a later event-loop turn, as one over a socket does, so a loop of awaited
+// calls leaves timers, I/O and another loop of calls their turns. Background jobs (API
+// purges, unlinkings) run on this thread between requests rather than on the worker pool
+// (apis.deleteApi's cascade suite covers the pool on a live server).
 //
 // `const srv = inProcessServer()` then `srv()` inside tests, like liveServer(): the helpers
 // of server.ts (call, rootKeyWith, foreignRootKey, createApi, …) take either. One per test

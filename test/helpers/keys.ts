@@ -129,12 +129,12 @@ const CONFIG_JS = pathToFileURL(path.join(ROOT, 'dist', 'src', 'config.js')).hre
  */
 export async function setCreditsDirect(server: Pick<Server, 'dataDir'>, rows: [string, number, number, number, number][]): Promise<void> {
   const script = `
-const { native, credits } = await import(${JSON.stringify(NATIVE_JS)});
+const { native } = await import(${JSON.stringify(NATIVE_JS)});
 const { loadConfig } = await import(${JSON.stringify(CONFIG_JS)});
 const config = loadConfig();
 native.open(config.dataDir, false, 0, config.initialMapBytes);
 const rows = JSON.parse(process.argv[1]);
-native.transaction(() => { for (const r of rows) credits.creditsSet(...r); });
+native.transaction(() => { for (const r of rows) native.creditsSet(...r); });
 native.sync();
 native.close();
 `;

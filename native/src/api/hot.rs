@@ -168,7 +168,7 @@ fn limit_error(e: LimitError) -> Error {
 }
 
 /// sweepLog(nowMs, max): [deleted: number, atEnd: boolean] — visits the next `max` records
-/// of the counter log (counterlog.rs keeps the place) and deletes garbage and stale windows;
+/// of the counter log (crate::counterlog keeps the place) and deletes garbage and stale windows;
 /// `atEnd` when the visit reached the end of the log (the next one starts over).
 pub fn sweep_log(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
     let now_ms = int_arg(env, args[0], "nowMs")?;

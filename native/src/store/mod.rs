@@ -44,13 +44,3 @@ pub use table::Table;
 pub use view::{get, range, view, View, MAX_KEY_BYTES};
 pub use write::{append_counter, del, del_counter, put, put_counter};
 pub use write_txn::{in_transaction, transaction, transaction_needs_retry};
-
-// The rest of the public API store.rs had, at the same paths, whether or not the crate names
-// it today.
-#[allow(unused_imports)]
-pub use {
-    env::{DEFAULT_MAP_BYTES, MAX_MAP_BYTES},
-    error::{lmdb_error_name, Result},
-    lifecycle::Stats,
-    page_cache::Warmed,
-};

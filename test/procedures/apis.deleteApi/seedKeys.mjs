@@ -1,5 +1,5 @@
 // Child process for cascade.test.ts: writes N keys of one API straight into a data dir with
-// the real store code (dist/src/store/keys.js saveKey inside transact, batches of 1,000),
+// the real store code (dist/src/store/keys.js saveKey inside direct.transact, batches of 1,000),
 // while no server has the dir open. Prints {"key": <plaintext of the last key>, "keyId"}.
 // Usage: node seedKeys.mjs <dataDir> <workspaceId> <apiId> <count>
 import path from 'node:path';
@@ -11,7 +11,7 @@ const load = (p) => import(pathToFileURL(path.join(dist, p)).href);
 process.env.KEYWARD_DATA_DIR = dataDir;
 const { loadConfig } = await load('config.js');
 const { native } = await load('engine/native.js');
-const { transact } = await load('store/db.js');
+const { direct } = await load('store/db.js');
 const { saveKey, keyHashBytes } = await load('store/keys.js');
 const { generateKey } = await load('domain/keyMaterial.js');
 const { newId } = await load('domain/ids.js');
@@ -22,7 +22,7 @@ const count = Number(countText);
 let last;
 for (let done = 0; done < count; ) {
   const n = Math.min(1000, count - done);
-  transact(() => {
+  direct.transact(() => {
     for (let i = 0; i < n; i++) {
       const now = Date.now();
       const { key, start } = generateKey('bulk', 16);

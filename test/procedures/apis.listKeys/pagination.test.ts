@@ -2,11 +2,11 @@
 // filter, stable key-id order, paging with limit 7 over 50 keys, and paging while keys are
 // being created concurrently.
 import { describe, expect, it } from 'vitest';
-import { liveServer } from '../../helpers/live.js';
+import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectOk } from '../../helpers/server.js';
 import { getKey, newKey, newRole } from '../../helpers/keys.js';
 
-const srv = liveServer();
+const srv = inProcessServer();
 
 interface Page {
   data: { keyId: string; externalId?: string }[];
