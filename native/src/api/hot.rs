@@ -65,9 +65,15 @@ fn answer(env: Env, ctx: &Context<'_>, call: impl FnOnce(&mut Scratch) -> Result
     })
 }
 
-/// The call's result: the reply, with its effect written into the context; undefined for a
-/// declined body (effect 0); ENGINE_DECLINED when the body was the full way's.
-fn finish(env: Env, validated: bool, served: Option<(napi_value, Effect)>, context: &mut [u8]) -> Result<napi_value, Error> {
+/// Runs one hot entry: `serve` reads the request bytes under the context and answers (None:
+/// declined). The result is the reply, with its effect written into the context; undefined
+/// for a declined body (effect 0); ENGINE_DECLINED when the body was the full way's.
+fn entry(env: Env, args: &[napi_value; 2], serve: impl FnOnce(&Context<'_>, &[u8]) -> Result<Option<(napi_value, Effect)>, Error>) -> Result<napi_value, Error> {
+    let (request, context) = hot_args(env, args)?;
+    let (validated, served) = {
+        let ctx = context_of(context)?;
+        (ctx.validated, serve(&ctx, request)?)
+    };
     match served {
         Some((reply, effect)) => {
             context::set_effect(context, effect);
@@ -85,58 +91,33 @@ fn finish(env: Env, validated: bool, served: Option<(napi_value, Effect)>, conte
 /// VERIFY_QUERY_SYNTAX (message says where), VERIFY_UNKNOWN_LIMIT (message = the limit's
 /// name), STORE_*.
 pub fn verify_key(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
-    let (request, context) = hot_args(env, args)?;
-    let ctx = context_of(context)?;
-    let validated = ctx.validated;
-    let served = match body::verify(request) {
-        None => None,
-        Some(b) => {
-            let req = verify::Request { workspace_id: ctx.workspace_id, allowed_apis: ctx.scope, key: b.key.as_bytes(), cost: b.cost, query: b.permissions.as_deref(), named: b.named, now_ms: ctx.now_ms };
-            Some(answer(env, &ctx, |scratch| verify::verify(&req, scratch).map_err(verify_error))?)
-        }
-    };
-    finish(env, validated, served, context)
+    entry(env, args, |ctx, request| {
+        let Some(b) = body::verify(request) else { return Ok(None) };
+        let req = verify::Request { workspace_id: ctx.workspace_id, allowed_apis: ctx.scope, key: b.key.as_bytes(), cost: b.cost, query: b.permissions.as_deref(), named: b.named, now_ms: ctx.now_ms };
+        answer(env, ctx, |scratch| verify::verify(&req, scratch).map_err(verify_error)).map(Some)
+    })
 }
 
 /// limit(request, context): string | undefined — ratelimits.limit (limit.rs).
 pub fn limit(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
-    let (request, context) = hot_args(env, args)?;
-    let ctx = context_of(context)?;
-    let validated = ctx.validated;
-    let served = match body::limit(request) {
-        None => None,
-        Some(b) => match namespace_in_scope(&ctx, &b.namespace)? {
-            None => None,
-            Some(id) => {
-                let req = LimitRequest { namespace_id: Cow::Borrowed(&*id), ..b.request };
-                Some(answer(env, &ctx, |scratch| limit::limit(std::slice::from_ref(&req), None, ctx.now_ms, scratch).map_err(limit_error))?)
-            }
-        },
-    };
-    finish(env, validated, served, context)
+    entry(env, args, |ctx, request| {
+        let Some(b) = body::limit(request) else { return Ok(None) };
+        let Some(id) = namespace_in_scope(ctx, &b.namespace)? else { return Ok(None) };
+        let req = LimitRequest { namespace_id: Cow::Borrowed(&*id), ..b.request };
+        answer(env, ctx, |scratch| limit::limit(std::slice::from_ref(&req), None, ctx.now_ms, scratch).map_err(limit_error)).map(Some)
+    })
 }
 
 /// multiLimit(request, context): string | undefined — ratelimits.multiLimit, all or nothing
 /// (limit.rs).
 pub fn multi_limit(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
-    let (request, context) = hot_args(env, args)?;
-    let ctx = context_of(context)?;
-    let validated = ctx.validated;
-    let served = match body::multi_limit(request) {
-        None => None,
-        Some(items) => {
-            let ids = items.iter().map(|b| namespace_in_scope(&ctx, &b.namespace)).collect::<Result<Option<Vec<_>>, Error>>()?;
-            match ids {
-                None => None,
-                Some(ids) => {
-                    let names: Vec<&str> = items.iter().map(|b| &*b.namespace).collect();
-                    let reqs: Vec<LimitRequest<'_>> = items.iter().zip(&ids).map(|(b, id)| LimitRequest { namespace_id: Cow::Borrowed(&**id), identifier: Cow::Borrowed(&*b.request.identifier), ..b.request }).collect();
-                    Some(answer(env, &ctx, |scratch| limit::limit(&reqs, Some(&names), ctx.now_ms, scratch).map_err(limit_error))?)
-                }
-            }
-        }
-    };
-    finish(env, validated, served, context)
+    entry(env, args, |ctx, request| {
+        let Some(items) = body::multi_limit(request) else { return Ok(None) };
+        let Some(ids) = items.iter().map(|b| namespace_in_scope(ctx, &b.namespace)).collect::<Result<Option<Vec<_>>, Error>>()? else { return Ok(None) };
+        let names: Vec<&str> = items.iter().map(|b| &*b.namespace).collect();
+        let reqs: Vec<LimitRequest<'_>> = items.iter().zip(&ids).map(|(b, id)| LimitRequest { namespace_id: Cow::Borrowed(&**id), identifier: Cow::Borrowed(&*b.request.identifier), ..b.request }).collect();
+        answer(env, ctx, |scratch| limit::limit(&reqs, Some(&names), ctx.now_ms, scratch).map_err(limit_error)).map(Some)
+    })
 }
 
 /// The id of the namespace a limit body names, when the workspace has it and it is in the
