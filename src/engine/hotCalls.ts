@@ -16,6 +16,7 @@
 // reader does not accept — the full way then validates it and answers the 400, or calls again
 // with the validated bytes — and, for limit and multiLimit, a namespace the workspace lacks or
 // the scope excludes (the full way creates it, or answers the 403).
+import { endianness } from 'node:os';
 import { native, type HotEntry } from './native.js';
 
 /**
@@ -39,10 +40,15 @@ export interface Served {
 
 const HEADER_BYTES = 32;
 const VALIDATED = 1;
+// The header is written through typed-array views, which use the machine's byte order.
+if (endianness() !== 'LE') throw new Error('keyward runs on little-endian machines only (the engine context is little-endian)');
 
 /** One per thread: the context buffer, rewritten only where a call's context differs. */
 export class HotCalls {
   private context = Buffer.alloc(1024);
+  /** Views of the context's header: nowMs at [0] of the f64 view, flags and effect at [2] and [3] of the u32 one. */
+  private f64 = new Float64Array(this.context.buffer, this.context.byteOffset, 1);
+  private u32 = new Uint32Array(this.context.buffer, this.context.byteOffset, HEADER_BYTES / 4);
   private workspaceId = '';
   private scope = '';
   private requestId = '';
@@ -74,10 +80,10 @@ export class HotCalls {
   /** Any entry, with a request id of the caller's ('' : the engine draws one; tests compare envelopes byte for byte). */
   call(entry: HotEntry, request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean, requestId: string): Served | undefined {
     const context = this.prepare(workspaceId, scope, requestId);
-    context.writeDoubleLE(nowMs, 0);
-    context.writeUInt32LE(validated ? VALIDATED : 0, 8);
+    this.f64[0] = nowMs;
+    this.u32[2] = validated ? VALIDATED : 0;
     const body = entry(request, context);
-    return body === undefined ? undefined : { body, effect: effectOf(context.readUInt32LE(12)) };
+    return body === undefined ? undefined : { body, effect: effectOf(this.u32[3] ?? -1) };
   }
 
   /** The context buffer with these strings in place (written again only when one changed). */
@@ -85,7 +91,11 @@ export class HotCalls {
     if (workspaceId === this.workspaceId && scope === this.scope && requestId === this.requestId) return this.context;
     const lengths = [Buffer.byteLength(workspaceId), Buffer.byteLength(requestId), Buffer.byteLength(scope)] as const;
     const size = HEADER_BYTES + lengths[0] + lengths[1] + lengths[2];
-    if (size > this.context.length) this.context = Buffer.alloc(Math.max(size, this.context.length * 2));
+    if (size > this.context.length) {
+      this.context = Buffer.alloc(Math.max(size, this.context.length * 2));
+      this.f64 = new Float64Array(this.context.buffer, this.context.byteOffset, 1);
+      this.u32 = new Uint32Array(this.context.buffer, this.context.byteOffset, HEADER_BYTES / 4);
+    }
     const c = this.context;
     c.writeUInt32LE(lengths[0], 16);
     c.writeUInt32LE(lengths[1], 20);

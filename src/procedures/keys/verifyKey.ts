@@ -23,7 +23,11 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): Served {
   const scope = ctx.principal.verifyScope();
   if (scope === null) throw insufficientPermissions(['apis.*.verify_key', 'apis.<apiId>.verify_key']);
   const request = Buffer.from(JSON.stringify(input));
-  return refusalsAsErrors(() => ctx.hot.verifyKey(request, ctx.principal.workspaceId, scope, ctx.nowMs, true));
+  try {
+    return ctx.hot.verifyKey(request, ctx.principal.workspaceId, scope, ctx.nowMs, true);
+  } catch (err) {
+    throw refusalAsError(err);
+  }
 }
 
 /**
@@ -33,17 +37,18 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): Served {
  */
 export function verifyKeyFromBody(body: Uint8Array, ctx: Ctx): Served | undefined {
   const scope = ctx.principal.verifyScope();
-  return scope === null ? undefined : refusalsAsErrors(() => ctx.hot.verifyKey(body, ctx.principal.workspaceId, scope, ctx.nowMs, false));
+  if (scope === null) return undefined;
+  try {
+    return ctx.hot.verifyKey(body, ctx.principal.workspaceId, scope, ctx.nowMs, false);
+  } catch (err) {
+    throw refusalAsError(err);
+  }
 }
 
-/** Runs an engine call, its coded refusals of a request thrown as API errors. */
-function refusalsAsErrors<T>(call: () => T): T {
-  try {
-    return call();
-  } catch (err) {
-    const code = errorCode(err);
-    if (code === 'VERIFY_QUERY_SYNTAX') throw permissionsQuerySyntax((err as Error).message);
-    if (code === 'VERIFY_UNKNOWN_LIMIT') throw unknownRateLimit((err as Error).message);
-    throw err;
-  }
+/** The engine's coded refusals of a request as API errors; anything else as it is. */
+function refusalAsError(err: unknown): unknown {
+  const code = errorCode(err);
+  if (code === 'VERIFY_QUERY_SYNTAX') return permissionsQuerySyntax((err as Error).message);
+  if (code === 'VERIFY_UNKNOWN_LIMIT') return unknownRateLimit((err as Error).message);
+  return err;
 }
