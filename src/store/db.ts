@@ -18,19 +18,14 @@ export function decode<T>(buf: Buffer): T {
   return packr.unpack(buf) as T;
 }
 
-/** The raw value, a Buffer of its own, or undefined. */
-function read(table: Table, key: StoreKey): Buffer | undefined {
-  return native.get(table, key);
-}
-
 export function getRecord<T>(table: Table, key: StoreKey): T | undefined {
-  const buf = read(table, key);
+  const buf = native.get(table, key);
   return buf === undefined ? undefined : decode<T>(buf);
 }
 
 /** An 8-byte float value (counters such as the root-key version), undefined when absent. */
 export function getNumber(table: Table, key: StoreKey): number | undefined {
-  const buf = read(table, key);
+  const buf = native.get(table, key);
   if (buf === undefined) return undefined;
   return buf.length === 8 ? buf.readDoubleLE(0) : Number(buf.toString('latin1')) || 0;
 }
@@ -50,7 +45,7 @@ export function delRecord(table: Table, key: StoreKey): boolean {
 }
 
 export function getText(table: Table, key: StoreKey): string | undefined {
-  return read(table, key)?.toString('utf8');
+  return native.get(table, key)?.toString('utf8');
 }
 
 export function putText(table: Table, key: StoreKey, value: string): void {
@@ -94,7 +89,7 @@ export interface Writer {
 }
 
 /** Commits `fn` as one transaction on this thread, which must have no batch open. */
-export function commit<T>(fn: () => T): T {
+function commit<T>(fn: () => T): T {
   try {
     return native.transaction(fn);
   } catch (err) {
