@@ -44,7 +44,7 @@ function remainingThere(ns: string, id: string, cost: number, now: number): stri
 
 describe('the counter log across processes', () => {
   it('after this process deleted the newest record, what another process appends next is seen here (no sequence number is given out twice)', () => {
-    const ns = ensureNamespace(direct, WS, 'clog_seq', T0).id;
+    const ns = direct.transact(() => ensureNamespace(WS, 'clog_seq', T0)).id;
     expect(remaining(ns, 'j', 1, T0)).toBe(9);
     native.transaction(() => native.creditsSet('key_newest', 5, -1, 0, 0));
     // The newest record of the log goes: its last key is now below the numbers given out.

@@ -38,22 +38,22 @@ function expectSameEnvelope(call: (requestId?: string) => HotAnswer): void {
 }
 
 describe('native success envelope = successBody', () => {
-  it('keys.verifyKey, for a found key (with a name and meta) and for NOT_FOUND', () => {
-    const apiId = createApi({ name: 'envelope' }, ctx).apiId;
-    const { key } = createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, name: 'näme "q"', meta: { a: [1, 'b'] } }, ctx);
+  it('keys.verifyKey, for a found key (with a name and meta) and for NOT_FOUND', async () => {
+    const apiId = (await createApi({ name: 'envelope' }, ctx)).apiId;
+    const { key } = await createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, name: 'näme "q"', meta: { a: [1, 'b'] } }, ctx);
     expectSameEnvelope((requestId) => verifyCall(WS, { key, credits: { cost: 0 } }, NOW, { requestId }));
     expectSameEnvelope((requestId) => verifyCall(WS, { key: 'not_a_key_at_all' }, NOW, { requestId }));
   });
 
   it('ratelimits.limit, admitted and refused', () => {
-    const ns = ensureNamespace(direct, WS, 'envelope', NOW);
+    const ns = direct.transact(() => ensureNamespace(WS, 'envelope', NOW));
     // Cost 0 peeks (changes nothing); a cost above the limit is refused (consumes nothing).
     expectSameEnvelope((requestId) => limitCall(WS, { namespace: ns.name, identifier: 'user_1', limit: 10, duration: 60_000, cost: 0 }, NOW, { requestId }));
     expectSameEnvelope((requestId) => limitCall(WS, { namespace: ns.id, identifier: 'user_1', limit: 1, duration: 60_000, cost: 2 }, NOW, { requestId }));
   });
 
   it('ratelimits.multiLimit, admitted and refused', () => {
-    const ns = ensureNamespace(direct, WS, 'envelope-many', NOW);
+    const ns = direct.transact(() => ensureNamespace(WS, 'envelope-many', NOW));
     const item = (identifier: string, limit: number, cost: number) => ({ namespace: ns.name, identifier, limit, duration: 60_000, cost });
     expectSameEnvelope((requestId) => multiLimitCall(WS, [item('a', 10, 0), { ...item('b', 5, 0), namespace: ns.id }], NOW, { requestId }));
     expectSameEnvelope((requestId) => multiLimitCall(WS, [item('a', 10, 1), item('b', 1, 2)], NOW, { requestId }));

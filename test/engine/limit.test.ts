@@ -40,7 +40,8 @@ const store = tempStore('keyward-limit-', 0, 0);
 let seq = 0;
 /** A fresh namespace per test (windows and overrides never collide between tests). */
 function freshNs(): NamespaceRecord {
-  return ensureNamespace(direct, WS, `ns-${++seq}-${Math.random().toString(36).slice(2)}`, T0);
+  const name = `ns-${++seq}-${Math.random().toString(36).slice(2)}`;
+  return direct.transact(() => ensureNamespace(WS, name, T0));
 }
 
 /** ratelimits.limit in namespace `ns` (its id) of WS. Group commit is off: a call that wrote committed. */
@@ -182,7 +183,7 @@ describe('namespaces: by name or id, in the workspace and the scope', () => {
 
   it('a namespace the workspace lacks, or the scope excludes, is declined with nothing consumed', () => {
     const ns = freshNs();
-    const other = ensureNamespace(direct, 'ws_limit_other', 'theirs', T0);
+    const other = direct.transact(() => ensureNamespace('ws_limit_other', 'theirs', T0));
     const body = (namespace: string) => ({ namespace, identifier: 'd', limit: 5, duration: MIN });
     for (const [namespace, scope] of [
       ['never-created', '*'],
@@ -206,7 +207,7 @@ describe('namespaces: by name or id, in the workspace and the scope', () => {
 describe('overrides', () => {
   it("an override's limit and duration replace the request's; overrideId is reported", () => {
     const ns = freshNs();
-    const o = upsertOverride(direct, ns, 'vip', 3, 1_000, T0);
+    const o = direct.transact(() => upsertOverride(ns, 'vip', 3, 1_000, T0));
     const first = lim(ns.id, 'vip', 100, MIN, 1, T0 + 500);
     expect(first.out).toEqual({ success: true, limit: 3, remaining: 2, reset: T0 + 1_000, overrideId: o.id });
     lim(ns.id, 'vip', 100, MIN, 2, T0 + 500);
@@ -219,10 +220,10 @@ describe('overrides', () => {
 
   it('exact beats wildcard; the longest matching wildcard wins', () => {
     const ns = freshNs();
-    const star = upsertOverride(direct, ns, '*', 1, MIN, T0);
-    const user = upsertOverride(direct, ns, 'user_*', 2, MIN, T0);
-    const premium = upsertOverride(direct, ns, 'user_premium_*', 50, MIN, T0);
-    const exact = upsertOverride(direct, ns, 'user_premium_42', 7, MIN, T0);
+    const star = direct.transact(() => upsertOverride(ns, '*', 1, MIN, T0));
+    const user = direct.transact(() => upsertOverride(ns, 'user_*', 2, MIN, T0));
+    const premium = direct.transact(() => upsertOverride(ns, 'user_premium_*', 50, MIN, T0));
+    const exact = direct.transact(() => upsertOverride(ns, 'user_premium_42', 7, MIN, T0));
     expect(lim(ns.id, 'user_premium_42', 1000, MIN, 1, T0).out).toMatchObject({ limit: 7, overrideId: exact.id });
     expect(lim(ns.id, 'user_premium_43', 1000, MIN, 1, T0).out).toMatchObject({ limit: 50, overrideId: premium.id });
     expect(lim(ns.id, 'user_basic_1', 1000, MIN, 1, T0).out).toMatchObject({ limit: 2, overrideId: user.id });
@@ -232,22 +233,22 @@ describe('overrides', () => {
     expect(JSON.parse(native.findOverride(ns.id, 'user_premium_42') ?? 'null')).toMatchObject({ overrideId: exact.id, identifier: 'user_premium_42' });
     // A pattern in the middle.
     const mid = freshNs();
-    const a = upsertOverride(direct, mid, 'a*z', 4, MIN, T0);
+    const a = direct.transact(() => upsertOverride(mid, 'a*z', 4, MIN, T0));
     expect(lim(mid.id, 'abcz', 1000, MIN, 1, T0).out).toMatchObject({ limit: 4, overrideId: a.id });
     expect(lim(mid.id, 'abcza', 1000, MIN, 1, T0).out).not.toHaveProperty('overrideId');
   });
 
   it('an upsert keeps the id and changes the limit at once', () => {
     const ns = freshNs();
-    const first = upsertOverride(direct, ns, 'u', 1, MIN, T0);
-    const again = upsertOverride(direct, ns, 'u', 5, MIN, T0 + 1);
+    const first = direct.transact(() => upsertOverride(ns, 'u', 1, MIN, T0));
+    const again = direct.transact(() => upsertOverride(ns, 'u', 5, MIN, T0 + 1));
     expect(again.id).toBe(first.id);
     expect(lim(ns.id, 'u', 1000, MIN, 1, T0).out).toMatchObject({ limit: 5, remaining: 4, overrideId: first.id });
   });
 
   it('a limit-0 override refuses everything, cost 0 included', () => {
     const ns = freshNs();
-    const o = upsertOverride(direct, ns, 'banned_*', 0, MIN, T0);
+    const o = direct.transact(() => upsertOverride(ns, 'banned_*', 0, MIN, T0));
     for (const cost of [1, 0]) {
       const r = lim(ns.id, 'banned_1', 100, MIN, cost, T0);
       expect(r.out).toEqual({ success: false, limit: 0, remaining: 0, reset: T0 + MIN, overrideId: o.id });
@@ -257,19 +258,19 @@ describe('overrides', () => {
 
   it('a deleted override no longer applies on the very next call', () => {
     const ns = freshNs();
-    upsertOverride(direct, ns, 'd', 1, MIN, T0);
+    direct.transact(() => upsertOverride(ns, 'd', 1, MIN, T0));
     expect(lim(ns.id, 'd', 100, MIN, 1, T0).out).toMatchObject({ success: true, limit: 1 });
     expect(lim(ns.id, 'd', 100, MIN, 1, T0).out).toMatchObject({ success: false, limit: 1 });
-    expect(removeOverride(direct, ns, 'd')).toBe(true);
+    expect(direct.transact(() => removeOverride(ns, 'd'))).toBe(true);
     const after = lim(ns.id, 'd', 100, MIN, 1, T0 + 1);
     expect(after.out).toMatchObject({ success: true, limit: 100, remaining: 98 });
     expect(after.out).not.toHaveProperty('overrideId');
     expect(native.findOverride(ns.id, 'd')).toBeUndefined();
-    expect(removeOverride(direct, ns, 'd')).toBe(false);
+    expect(direct.transact(() => removeOverride(ns, 'd'))).toBe(false);
     // A deleted wildcard too.
-    upsertOverride(direct, ns, 'w*', 1, MIN, T0);
+    direct.transact(() => upsertOverride(ns, 'w*', 1, MIN, T0));
     expect(lim(ns.id, 'w1', 100, MIN, 1, T0).out.limit).toBe(1);
-    removeOverride(direct, ns, 'w*');
+    direct.transact(() => removeOverride(ns, 'w*'));
     expect(lim(ns.id, 'w1', 100, MIN, 1, T0).out).toMatchObject({ success: true, limit: 100 });
   });
 });
@@ -281,11 +282,11 @@ describe('overrides appearing where calls found none', () => {
   it('set by this process, then by another one between batches', () => {
     const ns = freshNs();
     expect(lim(ns.id, 'late', 100, MIN, 1, T0).out).not.toHaveProperty('overrideId');
-    const here = upsertOverride(direct, ns, 'late', 2, MIN, T0);
+    const here = direct.transact(() => upsertOverride(ns, 'late', 2, MIN, T0));
     expect(lim(ns.id, 'late', 100, MIN, 1, T0).out).toMatchObject({ limit: 2, remaining: 0, overrideId: here.id });
     // The override's stored bytes, for the other process to write back after its removal.
     const [key, value] = native.range('ratelimit_overrides', `${ns.id}/`, `${ns.id}0`, 10);
-    expect(removeOverride(direct, ns, 'late')).toBe(true);
+    expect(direct.transact(() => removeOverride(ns, 'late'))).toBe(true);
     expect(inBatch(() => [lim(ns.id, 'late', 100, MIN, 1, T0).out, lim(ns.id, 'late', 100, MIN, 1, T0).out])).toEqual([
       { success: true, limit: 100, remaining: 97, reset: T0 + MIN },
       { success: true, limit: 100, remaining: 96, reset: T0 + MIN },
@@ -317,15 +318,15 @@ describe('long identifiers (hashed storage past 440 bytes)', () => {
   it('an override for a long identifier applies (exact and by pattern) and can be removed', () => {
     const ns = freshNs();
     const id = long('k', 500);
-    const o = upsertOverride(direct, ns, id, 1, MIN, T0);
+    const o = direct.transact(() => upsertOverride(ns, id, 1, MIN, T0));
     expect(lim(ns.id, id, 100, MIN, 1, T0).out).toMatchObject({ success: true, limit: 1, overrideId: o.id });
     expect(lim(ns.id, id, 100, MIN, 1, T0).out).toMatchObject({ success: false, overrideId: o.id });
     expect(lim(ns.id, `${id}x`, 100, MIN, 1, T0).out).not.toHaveProperty('overrideId');
     expect(JSON.parse(native.findOverride(ns.id, id) ?? 'null')).toMatchObject({ overrideId: o.id, identifier: id });
-    expect(removeOverride(direct, ns, id)).toBe(true);
+    expect(direct.transact(() => removeOverride(ns, id))).toBe(true);
     expect(lim(ns.id, id, 100, MIN, 1, T0).out).toMatchObject({ success: true, limit: 100 });
     const pattern = `${long('p', 460)}*`;
-    const w = upsertOverride(direct, ns, pattern, 2, MIN, T0);
+    const w = direct.transact(() => upsertOverride(ns, pattern, 2, MIN, T0));
     expect(lim(ns.id, `${long('p', 470)}tail`, 100, MIN, 1, T0).out).toMatchObject({ limit: 2, overrideId: w.id });
   });
 });
@@ -400,8 +401,8 @@ describe('multiLimit', () => {
   it('overrides apply per item, across namespaces, and a limit-0 override sinks the batch', () => {
     const a = freshNs();
     const b = freshNs();
-    const oa = upsertOverride(direct, a, 'x', 2, 1_000, T0);
-    const ob = upsertOverride(direct, b, 'blocked', 0, MIN, T0);
+    const oa = direct.transact(() => upsertOverride(a, 'x', 2, 1_000, T0));
+    const ob = direct.transact(() => upsertOverride(b, 'blocked', 0, MIN, T0));
     const first = many([
       { ns: a.id, id: 'x', limit: 100, duration: MIN, cost: 1 },
       { ns: b.id, id: 'x', limit: 100, duration: MIN, cost: 1 },

@@ -71,11 +71,12 @@ describe('opening a store of an older layout', () => {
     expect(native.creditsGet('key_both', T0)?.[0]).toBe(5);
   });
 
-  it('moves key records from keys (keyId → record) + key_hashes (hash → keyId) to key_records (hash → record) + keys (keyId → hash)', () => {
+  it('moves key records from keys (keyId → record) + key_hashes (hash → keyId) to key_records (hash → record) + keys (keyId → hash)', async () => {
     dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
     native.open(dir, false, 0, 0);
-    const { apiId } = createApi({ name: 'migrate' }, ctx);
-    const made = [0, 1, 2].map((i) => createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, name: `k${i}`, credits: { remaining: 10 } }, ctx));
+    const { apiId } = await createApi({ name: 'migrate' }, ctx);
+    const made: { key: string; keyId: string }[] = [];
+    for (const i of [0, 1, 2]) made.push(await createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, name: `k${i}`, credits: { remaining: 10 } }, ctx));
     // Rewrite them as the older layout stored them.
     native.transaction(() => {
       for (const { key, keyId } of made) {
@@ -105,7 +106,7 @@ describe('opening a store of an older layout', () => {
     dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
     native.open(dir, false, 0, 0);
     // Windows are counted for a namespace of the workspace: its id, as the older layout keyed them by.
-    const ns = ensureNamespace(direct, WS, 'migrate', T0).id;
+    const ns = direct.transact(() => ensureNamespace(WS, 'migrate', T0)).id;
     const long = 'x'.repeat(500); // stored by its sid '#' + base64(SHA-256)
     native.transaction(() => {
       native.put('ratelimit_windows', `n/${ns}/60000/user_a`, windowRecord(3));
@@ -124,7 +125,7 @@ describe('opening a store of an older layout', () => {
   it('moves limiter windows from their digest keys in ratelimit_windows to the counter log, and they keep counting', () => {
     dir = mkdtempSync(join(tmpdir(), 'keyward-migrate-'));
     native.open(dir, false, 0, 0);
-    const ns = ensureNamespace(direct, WS, 'migrate_digest', T0).id;
+    const ns = direct.transact(() => ensureNamespace(WS, 'migrate_digest', T0)).id;
     // limit.rs window_key: 0x01, then the first 15 bytes of SHA-256(ns ‖ 0 ‖ duration ‖ 0 ‖ sid).
     const place = (sid: string): Buffer =>
       Buffer.concat([Buffer.from([1]), createHash('sha256').update(`${ns}\0${60_000}\0${sid}`).digest().subarray(0, 15)]);

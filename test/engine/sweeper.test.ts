@@ -36,7 +36,7 @@ describe('window sweeper', () => {
   it('a backlog of 10 ticks of stale windows is gone within 10 backlog intervals after the first tick', () => {
     // 20,000 one-second windows made at T0 in one batch: live then, stale 2 s later.
     const count = 10 * WINDOWS_PER_TICK;
-    const ns = ensureNamespace(direct, WS, 'sweeper', T0).id;
+    const ns = direct.transact(() => ensureNamespace(WS, 'sweeper', T0)).id;
     inBatch(() => {
       for (let i = 0; i < count; i++) expect(limitCall(WS, { namespace: ns, identifier: `id_${i}`, limit: 10, duration: 1_000, cost: 1 }, T0).wrote).toBe(true);
     });

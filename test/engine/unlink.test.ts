@@ -25,25 +25,26 @@ tempStore('keyward-unlink-');
 const T0 = Date.UTC(2026, 0, 15, 12);
 
 function context(): Ctx {
-  const ws = createWorkspace(direct, T0).id;
+  const ws = direct.transact(() => createWorkspace(T0)).id;
   return directCtx(new Principal(ws, 'rk_test', ['*']), T0);
 }
 
 /** Runs the unlinking to its end as the background does; returns the batches it took. */
 function runToEnd(u: Unlinking): number {
   let batches = 0;
-  while (unlinkBatch(direct, u, T0 + 1) > 0) batches++;
+  while (direct.transact(() => unlinkBatch(u, T0 + 1)) > 0) batches++;
   return batches;
 }
 
 describe('unlinking the keys of a deleted role or identity', () => {
-  it('a deleted role is on no key view at once; its links go in batches; a restart finds what is left', () => {
+  it('a deleted role is on no key view at once; its links go in batches; a restart finds what is left', async () => {
     const ctx = context();
-    const apiId = createApi({ name: 'unlink-roles' }, ctx).apiId;
-    const role = createRole({ name: 'doomed', permissions: ['docs.read'] }, ctx);
-    const kept = createRole({ name: 'kept', permissions: ['docs.write'] }, ctx);
+    const apiId = (await createApi({ name: 'unlink-roles' }, ctx)).apiId;
+    const role = await createRole({ name: 'doomed', permissions: ['docs.read'] }, ctx);
+    const kept = await createRole({ name: 'kept', permissions: ['docs.write'] }, ctx);
     const count = 2 * UNLINK_BATCH + 17;
-    const keyIds = Array.from({ length: count }, () => createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, roles: ['doomed', 'kept'] }, ctx).keyId);
+    const keyIds: string[] = [];
+    for (let i = 0; i < count; i++) keyIds.push((await createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, roles: ['doomed', 'kept'] }, ctx)).keyId);
     const unlinking = direct.transact(() => deleteRoleEverywhere(getRecord<RoleRecord>('roles', role.roleId) as RoleRecord, (slug) => idxGet(IDX.permSlug(ctx.principal.workspaceId, slug))));
     expect(pendingUnlinkings()).toContainEqual(unlinking);
     // Before any unlinking: the record still names the role, the view does not.
@@ -51,7 +52,7 @@ describe('unlinking the keys of a deleted role or identity', () => {
     expect(first?.roleIds).toContain(role.roleId);
     expect(keyView(first!, T0)).toMatchObject({ roles: ['kept'], permissions: ['docs.write'] });
     // One batch, then "a restart": the record says what is left.
-    expect(unlinkBatch(direct, unlinking, T0 + 1)).toBe(UNLINK_BATCH);
+    expect(direct.transact(() => unlinkBatch(unlinking, T0 + 1))).toBe(UNLINK_BATCH);
     expect(pendingUnlinkings()).toContainEqual(unlinking);
     expect(runToEnd(unlinking)).toBe(2);
     expect(pendingUnlinkings()).not.toContainEqual(unlinking);
@@ -60,13 +61,14 @@ describe('unlinking the keys of a deleted role or identity', () => {
     expect(idxList(IDX.roleKey(kept.roleId), undefined, count + 1)).toHaveLength(count);
   });
 
-  it('a deleted identity: its keys show no externalId at once, even after a new identity takes the externalId; then they are unlinked', () => {
+  it('a deleted identity: its keys show no externalId at once, even after a new identity takes the externalId; then they are unlinked', async () => {
     const ctx = context();
-    const apiId = createApi({ name: 'unlink-identities' }, ctx).apiId;
-    const { identityId } = createIdentity({ externalId: 'user_1' }, ctx);
-    const oldKeys = Array.from({ length: UNLINK_BATCH + 5 }, () => createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, externalId: 'user_1' }, ctx).keyId);
+    const apiId = (await createApi({ name: 'unlink-identities' }, ctx)).apiId;
+    const { identityId } = await createIdentity({ externalId: 'user_1' }, ctx);
+    const oldKeys: string[] = [];
+    for (let i = 0; i < UNLINK_BATCH + 5; i++) oldKeys.push((await createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, externalId: 'user_1' }, ctx)).keyId);
     const unlinking = direct.transact(() => deleteIdentityEverywhere(getRecord<IdentityRecord>('identities', identityId) as IdentityRecord));
-    const newKey = createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, externalId: 'user_1' }, ctx).keyId;
+    const newKey = (await createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, externalId: 'user_1' }, ctx)).keyId;
     const fresh = keyRecord(newKey)!;
     expect(fresh.identityId).not.toBe(identityId);
     expect(keyView(fresh, T0)).toMatchObject({ externalId: 'user_1', identity: { id: fresh.identityId, externalId: 'user_1' } });
@@ -85,13 +87,14 @@ describe('unlinking the keys of a deleted role or identity', () => {
     expect(pendingUnlinkings()).toEqual([]);
   });
 
-  it('a deleted permission is on no key at once (views, writes), a new one of its slug reaches none of the old keys, and the unlinking resumes from its record', () => {
+  it('a deleted permission is on no key at once (views, writes), a new one of its slug reaches none of the old keys, and the unlinking resumes from its record', async () => {
     const ctx = context();
     const ws = ctx.principal.workspaceId;
-    const apiId = createApi({ name: 'unlink-permissions' }, ctx).apiId;
-    const role = createRole({ name: 'reader', permissions: ['docs.read', 'docs.list'] }, ctx);
+    const apiId = (await createApi({ name: 'unlink-permissions' }, ctx)).apiId;
+    const role = await createRole({ name: 'reader', permissions: ['docs.read', 'docs.list'] }, ctx);
     const count = UNLINK_BATCH + 9;
-    const keyIds = Array.from({ length: count }, () => createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, permissions: ['docs.read', 'docs.own'] }, ctx).keyId);
+    const keyIds: string[] = [];
+    for (let i = 0; i < count; i++) keyIds.push((await createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, permissions: ['docs.read', 'docs.own'] }, ctx)).keyId);
     const old = findPermission(ws, 'docs.read') as PermissionRecord;
     const unlinking = direct.transact(() => deletePermissionEverywhere(old));
     expect(pendingUnlinkings()).toContainEqual({ kind: 'permission', id: old.id, workspaceId: ws, slug: 'docs.read' });
@@ -106,14 +109,14 @@ describe('unlinking the keys of a deleted role or identity', () => {
     expect(keyRecord('key_copy')?.permissions).toEqual(['docs.own']);
     // One batch, then the same slug is created again: the rest of the old keys lose the old
     // one first, so none of them holds the new one.
-    expect(unlinkBatch(direct, unlinking, T0 + 1)).toBe(UNLINK_BATCH);
-    const again = createPermission({ name: 'docs.read', slug: 'docs.read' }, ctx);
+    expect(direct.transact(() => unlinkBatch(unlinking, T0 + 1))).toBe(UNLINK_BATCH);
+    const again = await createPermission({ name: 'docs.read', slug: 'docs.read' }, ctx);
     expect(again.permissionId).not.toBe(old.id);
     expect(gonePermissions(ws)).toEqual(new Set());
     expect(pendingUnlinkings()).not.toContainEqual(expect.objectContaining({ id: old.id }));
     for (const id of keyIds) expect(keyRecord(id)?.permissions).toEqual(['docs.own']);
     expect(idxList(IDX.permKey(old.id), undefined, 10)).toEqual([]);
-    const fresh = createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, permissions: ['docs.read'] }, ctx).keyId;
+    const fresh = (await createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, permissions: ['docs.read'] }, ctx)).keyId;
     expect(keyView(keyRecord(fresh)!, T0).permissions).toEqual(['docs.read']);
     expect(idxList(IDX.permKey(again.permissionId), undefined, 10)).toEqual([fresh]);
   });

@@ -36,16 +36,16 @@ function ctx(nowMs = T0, ws = WS): Ctx {
   return directCtx(new Principal(ws, 'rk_test', ['*']), nowMs);
 }
 
-function newApi(ws = WS): string {
-  return createApi({ name: 'verify-test' }, ctx(T0, ws)).apiId;
+async function newApi(ws = WS): Promise<string> {
+  return (await createApi({ name: 'verify-test' }, ctx(T0, ws))).apiId;
 }
 
 type KeyOpts = Partial<CreateKeyInput> & { now?: number; ws?: string };
 
-function newKey(opts: KeyOpts = {}): { keyId: string; key: string; apiId: string } {
+async function newKey(opts: KeyOpts = {}): Promise<{ keyId: string; key: string; apiId: string }> {
   const { now = T0, ws = WS, ...rest } = opts;
-  const apiId = rest.apiId ?? newApi(ws);
-  const created = createKey({ byteLength: 16, enabled: true, recoverable: false, ...rest, apiId }, ctx(now, ws));
+  const apiId = rest.apiId ?? await newApi(ws);
+  const created = await createKey({ byteLength: 16, enabled: true, recoverable: false, ...rest, apiId }, ctx(now, ws));
   return { ...created, apiId };
 }
 
@@ -106,8 +106,8 @@ const limit = (name: string, lim: number, duration: number, autoApply: boolean) 
 const rl = (data: Data, name: string): any => (data.ratelimits as { name: string }[] | undefined)?.find((r) => r.name === name);
 
 describe('every code', () => {
-  it('VALID for an enabled key', () => {
-    const { key, keyId } = newKey();
+  it('VALID for an enabled key', async () => {
+    const { key, keyId } = await newKey();
     const r = verifyRaw(key);
     expect(r.data).toEqual({ valid: true, code: 'VALID', keyId, enabled: true });
     expect(r.wrote).toBe(false);
@@ -118,105 +118,105 @@ describe('every code', () => {
     expect(verify('x')).toEqual({ valid: false, code: 'NOT_FOUND' });
   });
 
-  it('NOT_FOUND for a deleted key, at once', () => {
-    const { key, keyId } = newKey();
+  it('NOT_FOUND for a deleted key, at once', async () => {
+    const { key, keyId } = await newKey();
     expect(code(key)).toBe('VALID');
-    deleteKey({ keyId, permanent: false }, ctx());
+    await deleteKey({ keyId, permanent: false }, ctx());
     expect(verify(key)).toEqual({ valid: false, code: 'NOT_FOUND' });
   });
 
-  it('NOT_FOUND for a key of a deleted API, at once (before its keys are purged)', () => {
-    const { key, apiId } = newKey();
+  it('NOT_FOUND for a key of a deleted API, at once (before its keys are purged)', async () => {
+    const { key, apiId } = await newKey();
     expect(code(key)).toBe('VALID');
     // What apis.deleteApi commits synchronously; the key records stay until the background purge.
-    expect(markApiDeleted(direct, WS, apiId, T0)).toBe(true);
+    expect(direct.transact(() => markApiDeleted(WS, apiId, T0))).toBe(true);
     expect(verify(key)).toEqual({ valid: false, code: 'NOT_FOUND' });
   });
 
-  it('NOT_FOUND for a key of another workspace (both directions)', () => {
-    const mine = newKey();
-    const theirs = newKey({ ws: OTHER_WS });
+  it('NOT_FOUND for a key of another workspace (both directions)', async () => {
+    const mine = await newKey();
+    const theirs = await newKey({ ws: OTHER_WS });
     expect(verify(mine.key, { ws: OTHER_WS })).toEqual({ valid: false, code: 'NOT_FOUND' });
     expect(verify(theirs.key, { ws: WS })).toEqual({ valid: false, code: 'NOT_FOUND' });
     expect(code(theirs.key, { ws: OTHER_WS })).toBe('VALID');
   });
 
-  it('NOT_FOUND for a key of an API outside allowedApis', () => {
-    const { key, apiId } = newKey({ credits: { remaining: 5 } });
-    const other = newApi();
+  it('NOT_FOUND for a key of an API outside allowedApis', async () => {
+    const { key, apiId } = await newKey({ credits: { remaining: 5 } });
+    const other = await newApi();
     expect(verify(key, { apis: other })).toEqual({ valid: false, code: 'NOT_FOUND' });
     expect(verify(key, { apis: `${other}x\n${apiId}x` })).toEqual({ valid: false, code: 'NOT_FOUND' });
     expect(verify(key, { apis: `${other}\n${apiId}` })).toMatchObject({ valid: true, code: 'VALID', credits: 4 });
     expect(verify(key, { apis: apiId })).toMatchObject({ code: 'VALID', credits: 3 });
   });
 
-  it('DISABLED for a key created with enabled=false', () => {
-    const { key, keyId } = newKey({ enabled: false });
+  it('DISABLED for a key created with enabled=false', async () => {
+    const { key, keyId } = await newKey({ enabled: false });
     expect(verify(key)).toEqual({ valid: false, code: 'DISABLED', keyId, enabled: false });
   });
 
-  it('EXPIRED strictly after expires: at expires VALID, at expires+1 EXPIRED', () => {
+  it('EXPIRED strictly after expires: at expires VALID, at expires+1 EXPIRED', async () => {
     const expires = T0 + 10_000;
-    const { key } = newKey({ expires });
+    const { key } = await newKey({ expires });
     expect(verify(key, { now: expires - 1 })).toMatchObject({ valid: true, code: 'VALID', expires });
     expect(verify(key, { now: expires })).toMatchObject({ valid: true, code: 'VALID', expires });
     expect(verify(key, { now: expires + 1 })).toMatchObject({ valid: false, code: 'EXPIRED', expires });
     expect(verify(key, { now: expires + 86_400_000 })).toMatchObject({ code: 'EXPIRED' });
   });
 
-  it('INSUFFICIENT_PERMISSIONS when the query is not satisfied', () => {
-    const { key } = newKey({ permissions: ['a.read'] });
+  it('INSUFFICIENT_PERMISSIONS when the query is not satisfied', async () => {
+    const { key } = await newKey({ permissions: ['a.read'] });
     expect(verify(key, { query: 'a.write' })).toMatchObject({ valid: false, code: 'INSUFFICIENT_PERMISSIONS', permissions: ['a.read'] });
     expect(code(key, { query: 'a.read' })).toBe('VALID');
   });
 
-  it('RATE_LIMITED once an auto-applied limit is used up', () => {
-    const { key } = newKey({ ratelimits: [limit('base', 2, MIN, true)] });
+  it('RATE_LIMITED once an auto-applied limit is used up', async () => {
+    const { key } = await newKey({ ratelimits: [limit('base', 2, MIN, true)] });
     expect(code(key)).toBe('VALID');
     expect(code(key)).toBe('VALID');
     expect(verify(key)).toMatchObject({ valid: false, code: 'RATE_LIMITED' });
   });
 
-  it('USAGE_EXCEEDED once the credits are spent', () => {
-    const { key } = newKey({ credits: { remaining: 1 } });
+  it('USAGE_EXCEEDED once the credits are spent', async () => {
+    const { key } = await newKey({ credits: { remaining: 1 } });
     expect(verify(key)).toMatchObject({ valid: true, code: 'VALID', credits: 0 });
     expect(verify(key)).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: 0 });
   });
 });
 
 describe('precedence: the first failing check wins', () => {
-  it('disabled AND expired AND out of credits → DISABLED', () => {
-    const { key } = newKey({ enabled: false, expires: T0 - 1, credits: { remaining: 0 }, permissions: ['p'] });
+  it('disabled AND expired AND out of credits → DISABLED', async () => {
+    const { key } = await newKey({ enabled: false, expires: T0 - 1, credits: { remaining: 0 }, permissions: ['p'] });
     expect(code(key, { query: 'missing' })).toBe('DISABLED');
   });
 
-  it('expired + no credits (+ missing permission) → EXPIRED', () => {
-    const { key } = newKey({ expires: T0 - 1, credits: { remaining: 0 } });
+  it('expired + no credits (+ missing permission) → EXPIRED', async () => {
+    const { key } = await newKey({ expires: T0 - 1, credits: { remaining: 0 } });
     expect(code(key)).toBe('EXPIRED');
     expect(code(key, { query: 'missing' })).toBe('EXPIRED');
   });
 
-  it('missing permission + rate-limited + no credits → INSUFFICIENT_PERMISSIONS', () => {
-    const { key } = newKey({ credits: { remaining: 1 }, ratelimits: [limit('one', 1, MIN, true)] });
+  it('missing permission + rate-limited + no credits → INSUFFICIENT_PERMISSIONS', async () => {
+    const { key } = await newKey({ credits: { remaining: 1 }, ratelimits: [limit('one', 1, MIN, true)] });
     expect(code(key)).toBe('VALID');
     expect(code(key, { query: 'missing' })).toBe('INSUFFICIENT_PERMISSIONS');
   });
 
-  it('rate-limited + no credits → RATE_LIMITED', () => {
-    const { key } = newKey({ credits: { remaining: 1 }, ratelimits: [limit('one', 1, MIN, true)] });
+  it('rate-limited + no credits → RATE_LIMITED', async () => {
+    const { key } = await newKey({ credits: { remaining: 1 }, ratelimits: [limit('one', 1, MIN, true)] });
     expect(verify(key)).toMatchObject({ code: 'VALID', credits: 0 });
     expect(code(key)).toBe('RATE_LIMITED');
   });
 
-  it('a bad query on a disabled or expired key is never parsed (the earlier code wins)', () => {
-    expect(code(newKey({ enabled: false }).key, { query: 'a AND' })).toBe('DISABLED');
-    expect(code(newKey({ expires: T0 - 1 }).key, { query: '((' })).toBe('EXPIRED');
+  it('a bad query on a disabled or expired key is never parsed (the earlier code wins)', async () => {
+    expect(code((await newKey({ enabled: false })).key, { query: 'a AND' })).toBe('DISABLED');
+    expect(code((await newKey({ expires: T0 - 1 })).key, { query: '((' })).toBe('EXPIRED');
   });
 });
 
 describe('a refused verification consumes nothing', () => {
-  it('RATE_LIMITED spends no credits and no capacity of the other limits', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 10 }, ratelimits: [limit('tight', 1, 1_000, true), limit('wide', 10, MIN, true)] });
+  it('RATE_LIMITED spends no credits and no capacity of the other limits', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 10 }, ratelimits: [limit('tight', 1, 1_000, true), limit('wide', 10, MIN, true)] });
     const first = verify(key);
     expect(first).toMatchObject({ code: 'VALID', credits: 9 });
     expect(rl(first, 'wide').remaining).toBe(9);
@@ -233,30 +233,30 @@ describe('a refused verification consumes nothing', () => {
     expect(rl(later, 'wide').remaining).toBe(8);
   });
 
-  it('USAGE_EXCEEDED spends no rate-limit capacity', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 1 }, ratelimits: [limit('base', 3, MIN, true)] });
+  it('USAGE_EXCEEDED spends no rate-limit capacity', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 1 }, ratelimits: [limit('base', 3, MIN, true)] });
     expect(rl(verify(key), 'base').remaining).toBe(2);
     const refused = verifyRaw(key);
     expect(refused.data).toMatchObject({ code: 'USAGE_EXCEEDED', credits: 0 });
     expect(refused.wrote).toBe(false);
     expect(rl(refused.data, 'base')).toMatchObject({ exceeded: false, remaining: 2 });
-    updateCredits({ keyId, operation: 'set', value: 5 }, ctx());
+    await updateCredits({ keyId, operation: 'set', value: 5 }, ctx());
     expect(rl(verify(key), 'base').remaining).toBe(1);
     expect(rl(verify(key), 'base').remaining).toBe(0);
     expect(code(key)).toBe('RATE_LIMITED');
     expect(balance(keyId)).toBe(3);
   });
 
-  it('DISABLED, EXPIRED and INSUFFICIENT_PERMISSIONS spend neither', () => {
+  it('DISABLED, EXPIRED and INSUFFICIENT_PERMISSIONS spend neither', async () => {
     const lim = [limit('base', 1, MIN, true)];
     for (const [opts, query] of [[{ enabled: false }, undefined], [{ expires: T0 - 1 }, undefined], [{}, 'missing']] as const) {
-      const { key, keyId } = newKey({ ...opts, credits: { remaining: 3 }, ratelimits: lim });
+      const { key, keyId } = await newKey({ ...opts, credits: { remaining: 3 }, ratelimits: lim });
       const refused = verifyRaw(key, query === undefined ? {} : { query });
       expect(refused.wrote).toBe(false);
       expect(refused.data.credits).toBe(3);
       expect(balance(keyId)).toBe(3);
-      if ('enabled' in opts) updateKey({ keyId, enabled: true }, ctx());
-      if ('expires' in opts) updateKey({ keyId, expires: null }, ctx());
+      if ('enabled' in opts) await updateKey({ keyId, enabled: true }, ctx());
+      if ('expires' in opts) await updateKey({ keyId, expires: null }, ctx());
       // The limit of 1 still has its one call.
       expect(verify(key)).toMatchObject({ code: 'VALID', credits: 2 });
     }
@@ -264,8 +264,8 @@ describe('a refused verification consumes nothing', () => {
 });
 
 describe('credits', () => {
-  it('default cost 1; `credits` is the balance after', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 5 } });
+  it('default cost 1; `credits` is the balance after', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 5 } });
     const r = verifyRaw(key);
     expect(r.data).toMatchObject({ valid: true, code: 'VALID', credits: 4 });
     expect(r.wrote).toBe(true);
@@ -273,37 +273,37 @@ describe('credits', () => {
     expect(balance(keyId)).toBe(1);
   });
 
-  it('cost 0 consumes nothing', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 5 } });
+  it('cost 0 consumes nothing', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 5 } });
     const r = verifyRaw(key, { cost: 0 });
     expect(r.data).toMatchObject({ code: 'VALID', credits: 5 });
     expect(r.wrote).toBe(false);
     expect(balance(keyId)).toBe(5);
   });
 
-  it('cost > remaining → USAGE_EXCEEDED with the balance unchanged; cost = remaining → VALID 0', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 3 } });
+  it('cost > remaining → USAGE_EXCEEDED with the balance unchanged; cost = remaining → VALID 0', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 3 } });
     expect(verify(key, { cost: 4 })).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: 3 });
     expect(balance(keyId)).toBe(3);
     expect(verify(key, { cost: 3 })).toMatchObject({ valid: true, code: 'VALID', credits: 0 });
     expect(balance(keyId)).toBe(0);
   });
 
-  it('remaining 0 → USAGE_EXCEEDED even with cost 0', () => {
-    const { key } = newKey({ credits: { remaining: 0 } });
+  it('remaining 0 → USAGE_EXCEEDED even with cost 0', async () => {
+    const { key } = await newKey({ credits: { remaining: 0 } });
     expect(verify(key, { cost: 0 })).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: 0 });
     expect(verify(key)).toMatchObject({ code: 'USAGE_EXCEEDED', credits: 0 });
   });
 
-  it('a key without credits is unlimited and reports no `credits`', () => {
-    const { key } = newKey();
+  it('a key without credits is unlimited and reports no `credits`', async () => {
+    const { key } = await newKey();
     for (let i = 0; i < 5; i++) expect(verify(key, { cost: 1_000_000 })).not.toHaveProperty('credits');
   });
 });
 
 describe('refill (lazy, UTC boundaries, sets the balance)', () => {
-  it('daily at 00:00 UTC, set to the amount (not added), once per day', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 10, refill: { interval: 'daily', amount: 10 } } });
+  it('daily at 00:00 UTC, set to the amount (not added), once per day', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 10, refill: { interval: 'daily', amount: 10 } } });
     for (let i = 0; i < 3; i++) verify(key);
     const lastMs = Date.UTC(2026, 0, 15, 23, 59, 59, 999);
     const midnight = Date.UTC(2026, 0, 16);
@@ -317,15 +317,15 @@ describe('refill (lazy, UTC boundaries, sets the balance)', () => {
     expect(verify(key, { now: Date.UTC(2026, 0, 17, 8) }).credits).toBe(9);
   });
 
-  it('a spent key becomes VALID again after the boundary', () => {
-    const { key } = newKey({ credits: { remaining: 1, refill: { interval: 'daily', amount: 2 } } });
+  it('a spent key becomes VALID again after the boundary', async () => {
+    const { key } = await newKey({ credits: { remaining: 1, refill: { interval: 'daily', amount: 2 } } });
     expect(verify(key).credits).toBe(0);
     expect(code(key, { now: Date.UTC(2026, 0, 15, 23, 59, 59, 999) })).toBe('USAGE_EXCEEDED');
     expect(verify(key, { now: Date.UTC(2026, 0, 16) })).toMatchObject({ code: 'VALID', credits: 1 });
   });
 
-  it('applies lazily: before any read the stored balance is the old one, the first read after the boundary refills', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 4, refill: { interval: 'daily', amount: 6 } } });
+  it('applies lazily: before any read the stored balance is the old one, the first read after the boundary refills', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 4, refill: { interval: 'daily', amount: 6 } } });
     verify(key);
     const next = Date.UTC(2026, 0, 16, 6);
     expect(balance(keyId, T0)).toBe(3);
@@ -333,14 +333,14 @@ describe('refill (lazy, UTC boundaries, sets the balance)', () => {
     expect(verify(key, { now: next }).credits).toBe(5);
   });
 
-  it('updateCredits after a boundary works on the refilled balance, and a `set` is not overwritten by that refill', () => {
+  it('updateCredits after a boundary works on the refilled balance, and a `set` is not overwritten by that refill', async () => {
     const refill = { interval: 'daily' as const, amount: 10 };
     const day2 = Date.UTC(2026, 0, 16, 9);
-    const inc = newKey({ credits: { remaining: 3, refill } });
-    expect(updateCredits({ keyId: inc.keyId, operation: 'increment', value: 5 }, ctx(day2))).toMatchObject({ remaining: 15 });
+    const inc = await newKey({ credits: { remaining: 3, refill } });
+    expect(await updateCredits({ keyId: inc.keyId, operation: 'increment', value: 5 }, ctx(day2))).toMatchObject({ remaining: 15 });
     expect(verify(inc.key, { now: day2 + 1 }).credits).toBe(14);
-    const set = newKey({ credits: { remaining: 3, refill } });
-    expect(updateCredits({ keyId: set.keyId, operation: 'set', value: 2 }, ctx(day2))).toMatchObject({ remaining: 2 });
+    const set = await newKey({ credits: { remaining: 3, refill } });
+    expect(await updateCredits({ keyId: set.keyId, operation: 'set', value: 2 }, ctx(day2))).toMatchObject({ remaining: 2 });
     expect(verify(set.key, { now: day2 + 1 }).credits).toBe(1);
     expect(code(set.key, { now: day2 + 2 })).toBe('VALID');
     expect(code(set.key, { now: day2 + 3 })).toBe('USAGE_EXCEEDED');
@@ -348,29 +348,29 @@ describe('refill (lazy, UTC boundaries, sets the balance)', () => {
     expect(verify(set.key, { now: Date.UTC(2026, 0, 17) }).credits).toBe(9);
   });
 
-  it('a refill added by updateKey first applies at the first boundary after it was added', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 0 } });
+  it('a refill added by updateKey first applies at the first boundary after it was added', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 0 } });
     const nextDay = Date.UTC(2026, 0, 16, 0, 0, 10);
-    const added = updateKey({ keyId, credits: { refill: { interval: 'daily', amount: 4 } } }, ctx(nextDay));
+    const added = await updateKey({ keyId, credits: { refill: { interval: 'daily', amount: 4 } } }, ctx(nextDay));
     expect(added.credits).toEqual({ remaining: 0, refill: { interval: 'daily', amount: 4 } });
     expect(code(key, { now: nextDay + 1 })).toBe('USAGE_EXCEEDED');
     expect(verify(key, { now: Date.UTC(2026, 0, 17) }).credits).toBe(3);
     // Monthly: added on the 20th with refillDay 5 → the 5th of the next month.
-    const monthly = newKey({ credits: { remaining: 1 } });
-    updateKey({ keyId: monthly.keyId, credits: { refill: { interval: 'monthly', amount: 100, refillDay: 5 } } }, ctx(Date.UTC(2026, 0, 20)));
+    const monthly = await newKey({ credits: { remaining: 1 } });
+    await updateKey({ keyId: monthly.keyId, credits: { refill: { interval: 'monthly', amount: 100, refillDay: 5 } } }, ctx(Date.UTC(2026, 0, 20)));
     expect(verify(monthly.key, { now: Date.UTC(2026, 0, 21) }).credits).toBe(0);
     expect(verify(monthly.key, { now: Date.UTC(2026, 1, 5) }).credits).toBe(99);
   });
 
-  it('updateKey credits {} changes nothing, on a limited key and on an unlimited one', () => {
-    const limited = newKey({ credits: { remaining: 3, refill: { interval: 'daily', amount: 3 } } });
-    expect(updateKey({ keyId: limited.keyId, credits: {} }, ctx()).credits).toEqual({ remaining: 3, refill: { interval: 'daily', amount: 3 } });
-    const unlimited = newKey();
-    expect(updateKey({ keyId: unlimited.keyId, credits: {} }, ctx()).credits).toBeUndefined();
+  it('updateKey credits {} changes nothing, on a limited key and on an unlimited one', async () => {
+    const limited = await newKey({ credits: { remaining: 3, refill: { interval: 'daily', amount: 3 } } });
+    expect((await updateKey({ keyId: limited.keyId, credits: {} }, ctx())).credits).toEqual({ remaining: 3, refill: { interval: 'daily', amount: 3 } });
+    const unlimited = await newKey();
+    expect((await updateKey({ keyId: unlimited.keyId, credits: {} }, ctx())).credits).toBeUndefined();
   });
 
-  it('monthly on refillDay', () => {
-    const { key } = newKey({ credits: { remaining: 5, refill: { interval: 'monthly', amount: 100, refillDay: 15 } } });
+  it('monthly on refillDay', async () => {
+    const { key } = await newKey({ credits: { remaining: 5, refill: { interval: 'monthly', amount: 100, refillDay: 15 } } });
     expect(verify(key).credits).toBe(4);
     expect(verify(key, { cost: 0, now: Date.UTC(2026, 0, 31) }).credits).toBe(4);
     expect(verify(key, { cost: 0, now: Date.UTC(2026, 1, 14, 23, 59, 59, 999) }).credits).toBe(4);
@@ -379,9 +379,9 @@ describe('refill (lazy, UTC boundaries, sets the balance)', () => {
     expect(verify(key, { now: Date.UTC(2026, 2, 15, 0, 0, 0, 1) }).credits).toBe(99);
   });
 
-  it('refillDay 31: Jan 31 → Feb 28 → Mar 31', () => {
+  it('refillDay 31: Jan 31 → Feb 28 → Mar 31', async () => {
     const created = Date.UTC(2026, 0, 31, 12);
-    const { key } = newKey({ now: created, credits: { remaining: 1, refill: { interval: 'monthly', amount: 50, refillDay: 31 } } });
+    const { key } = await newKey({ now: created, credits: { remaining: 1, refill: { interval: 'monthly', amount: 50, refillDay: 31 } } });
     expect(verify(key, { now: created }).credits).toBe(0);
     expect(code(key, { now: Date.UTC(2026, 1, 27, 23, 59, 59, 999) })).toBe('USAGE_EXCEEDED');
     expect(verify(key, { now: Date.UTC(2026, 1, 28) })).toMatchObject({ code: 'VALID', credits: 49 });
@@ -390,9 +390,9 @@ describe('refill (lazy, UTC boundaries, sets the balance)', () => {
     expect(verify(key, { now: Date.UTC(2026, 2, 31) })).toMatchObject({ code: 'VALID', credits: 49 });
   });
 
-  it('refillDay 31 in a leap year: Feb 29 2028, not Feb 28', () => {
+  it('refillDay 31 in a leap year: Feb 29 2028, not Feb 28', async () => {
     const created = Date.UTC(2028, 0, 31, 12);
-    const { key } = newKey({ now: created, credits: { remaining: 1, refill: { interval: 'monthly', amount: 50, refillDay: 31 } } });
+    const { key } = await newKey({ now: created, credits: { remaining: 1, refill: { interval: 'monthly', amount: 50, refillDay: 31 } } });
     expect(verify(key, { now: created }).credits).toBe(0);
     expect(code(key, { now: Date.UTC(2028, 1, 28, 23, 59, 59, 999) })).toBe('USAGE_EXCEEDED');
     expect(verify(key, { now: Date.UTC(2028, 1, 29) })).toMatchObject({ code: 'VALID', credits: 49 });
@@ -400,8 +400,8 @@ describe('refill (lazy, UTC boundaries, sets the balance)', () => {
 });
 
 describe('key rate limits', () => {
-  it('autoApply limits run with cost 1 and report limit, duration, remaining, reset', () => {
-    const { key } = newKey({ ratelimits: [limit('base', 3, MIN, true)] });
+  it('autoApply limits run with cost 1 and report limit, duration, remaining, reset', async () => {
+    const { key } = await newKey({ ratelimits: [limit('base', 3, MIN, true)] });
     const seen = [verify(key), verify(key), verify(key)].map((d) => rl(d, 'base').remaining);
     expect(seen).toEqual([2, 1, 0]);
     const refused = verify(key, { now: T0 + 30_000 });
@@ -411,8 +411,8 @@ describe('key rate limits', () => {
     expect(typeof rl(refused, 'base').id).toBe('string');
   });
 
-  it('a named limit runs with the given cost, replacing the automatic cost', () => {
-    const { key } = newKey({ ratelimits: [limit('base', 10, MIN, true)] });
+  it('a named limit runs with the given cost, replacing the automatic cost', async () => {
+    const { key } = await newKey({ ratelimits: [limit('base', 10, MIN, true)] });
     const d = verify(key, { named: [['base', 4]] });
     expect(d.ratelimits).toHaveLength(1);
     expect(rl(d, 'base').remaining).toBe(6);
@@ -424,8 +424,8 @@ describe('key rate limits', () => {
     expect(code(key, { named: [['base', 1]] })).toBe('RATE_LIMITED');
   });
 
-  it('an ad-hoc limit (limit + duration in the request) needs no stored limit and counts in the key window of its name', () => {
-    const { key, keyId } = newKey();
+  it('an ad-hoc limit (limit + duration in the request) needs no stored limit and counts in the key window of its name', async () => {
+    const { key, keyId } = await newKey();
     const first = verify(key, { named: [['burst', 1, 2, MIN]] });
     expect(first.code).toBe('VALID');
     expect(first.ratelimits).toEqual([{ id: '', name: 'burst', limit: 2, duration: MIN, remaining: 1, reset: T0 + MIN, exceeded: false, autoApply: false }]);
@@ -442,8 +442,8 @@ describe('key rate limits', () => {
     expect(code(key, { named: [['other', 0, 0, MIN]] })).toBe('RATE_LIMITED');
   });
 
-  it('an ad-hoc limit takes the place of a stored key or identity limit of that name, for this call only', () => {
-    const { key } = newKey({ ratelimits: [limit('base', 1, MIN, true)] });
+  it('an ad-hoc limit takes the place of a stored key or identity limit of that name, for this call only', async () => {
+    const { key } = await newKey({ ratelimits: [limit('base', 1, MIN, true)] });
     expect(code(key)).toBe('VALID');
     expect(code(key)).toBe('RATE_LIMITED');
     const adHoc = verify(key, { named: [['base', 1, 3, MIN]] });
@@ -454,8 +454,8 @@ describe('key rate limits', () => {
     expect(twice.ratelimits).toEqual([expect.objectContaining({ limit: 10, remaining: 8 })]);
   });
 
-  it('a named cost above the limit is refused; cost 0 on a non-full window peeks', () => {
-    const { key } = newKey({ ratelimits: [limit('base', 5, MIN, true)] });
+  it('a named cost above the limit is refused; cost 0 on a non-full window peeks', async () => {
+    const { key } = await newKey({ ratelimits: [limit('base', 5, MIN, true)] });
     expect(code(key, { named: [['base', 6]] })).toBe('RATE_LIMITED');
     const peek = verifyRaw(key, { named: [['base', 0]] });
     expect(peek.data.code).toBe('VALID');
@@ -463,8 +463,8 @@ describe('key rate limits', () => {
     expect(rl(verify(key), 'base').remaining).toBe(4);
   });
 
-  it('non-autoApply limits apply only when named', () => {
-    const { key } = newKey({ ratelimits: [limit('manual', 2, MIN, false)] });
+  it('non-autoApply limits apply only when named', async () => {
+    const { key } = await newKey({ ratelimits: [limit('manual', 2, MIN, false)] });
     for (let i = 0; i < 5; i++) {
       const d = verify(key);
       expect(d.code).toBe('VALID');
@@ -476,11 +476,11 @@ describe('key rate limits', () => {
     expect(code(key)).toBe('VALID');
   });
 
-  it('identity limits are shared by the keys of one identity', () => {
-    const apiId = newApi();
-    const a = newKey({ apiId, externalId: 'shared_user' });
-    const b = newKey({ apiId, externalId: 'shared_user' });
-    updateIdentity({ identity: 'shared_user', ratelimits: [limit('per_user', 3, MIN, true)] }, ctx());
+  it('identity limits are shared by the keys of one identity', async () => {
+    const apiId = await newApi();
+    const a = await newKey({ apiId, externalId: 'shared_user' });
+    const b = await newKey({ apiId, externalId: 'shared_user' });
+    await updateIdentity({ identity: 'shared_user', ratelimits: [limit('per_user', 3, MIN, true)] }, ctx());
     expect(code(a.key)).toBe('VALID');
     expect(code(a.key)).toBe('VALID');
     const third = verify(b.key);
@@ -494,11 +494,11 @@ describe('key rate limits', () => {
     expect(code(a.key, { named: [['per_user', 1]] })).toBe('RATE_LIMITED');
   });
 
-  it("a key limit shadows the identity's limit of the same name", () => {
-    const apiId = newApi();
-    const plain = newKey({ apiId, externalId: 'shadow_user' });
-    const own = newKey({ apiId, externalId: 'shadow_user', ratelimits: [limit('calls', 5, MIN, true)] });
-    updateIdentity({ identity: 'shadow_user', ratelimits: [limit('calls', 1, MIN, true)] }, ctx());
+  it("a key limit shadows the identity's limit of the same name", async () => {
+    const apiId = await newApi();
+    const plain = await newKey({ apiId, externalId: 'shadow_user' });
+    const own = await newKey({ apiId, externalId: 'shadow_user', ratelimits: [limit('calls', 5, MIN, true)] });
+    await updateIdentity({ identity: 'shadow_user', ratelimits: [limit('calls', 1, MIN, true)] }, ctx());
     expect(code(plain.key)).toBe('VALID');
     expect(code(plain.key)).toBe('RATE_LIMITED');
     for (let i = 0; i < 5; i++) {
@@ -510,8 +510,8 @@ describe('key rate limits', () => {
     expect(code(own.key)).toBe('RATE_LIMITED');
   });
 
-  it('the window resets after the duration (the previous bucket still weighs at its start)', () => {
-    const { key } = newKey({ ratelimits: [limit('sec', 2, 1_000, true)] });
+  it('the window resets after the duration (the previous bucket still weighs at its start)', async () => {
+    const { key } = await newKey({ ratelimits: [limit('sec', 2, 1_000, true)] });
     expect(rl(verify(key), 'sec').reset).toBe(T0 + 1_000);
     verify(key, { now: T0 + 10 });
     expect(code(key, { now: T0 + 999 })).toBe('RATE_LIMITED');
@@ -521,9 +521,9 @@ describe('key rate limits', () => {
     expect(rl(fresh, 'sec')).toMatchObject({ remaining: 1, reset: T0 + 3_000 });
   });
 
-  it('previous-bucket weighting: floor(previous · (1 − elapsed/duration))', () => {
+  it('previous-bucket weighting: floor(previous · (1 − elapsed/duration))', async () => {
     // A name of at least 3 characters: verifyKey's schema refuses shorter ones.
-    const { key } = newKey({ ratelimits: [limit('win', 10, 1_000, false)] });
+    const { key } = await newKey({ ratelimits: [limit('win', 10, 1_000, false)] });
     expect(code(key, { named: [['win', 10]] })).toBe('VALID');
     // A quarter into the next bucket 7 of the 10 still count: 3 fit, 4 do not.
     expect(code(key, { named: [['win', 4]], now: T0 + 1_250 })).toBe('RATE_LIMITED');
@@ -535,8 +535,8 @@ describe('key rate limits', () => {
     expect(rl(verify(key, { named: [['win', 6]], now: T0 + 1_900 }), 'win').remaining).toBe(0);
   });
 
-  it('an unknown named limit throws VERIFY_UNKNOWN_LIMIT (and consumes nothing)', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 2 }, ratelimits: [limit('base', 1, MIN, true)] });
+  it('an unknown named limit throws VERIFY_UNKNOWN_LIMIT (and consumes nothing)', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 2 }, ratelimits: [limit('base', 1, MIN, true)] });
     expect(thrownCode(() => verify(key, { named: [['nope', 1]] }))).toBe('VERIFY_UNKNOWN_LIMIT');
     expect(thrownCode(() => verify(key, { named: [['base', 1], ['nope', 1]] }))).toBe('VERIFY_UNKNOWN_LIMIT');
     expect(balance(keyId)).toBe(2);
@@ -563,13 +563,13 @@ describe('permission queries', () => {
     ['documents.read aNd billing.view', 'VALID'],
     ['admin or billing.view', 'VALID'],
     ['documents.read and admin', 'INSUFFICIENT_PERMISSIONS'],
-  ])('%s → %s', (query, expected) => {
-    const { key } = newKey({ permissions: held });
+  ])('%s → %s', async (query, expected) => {
+    const { key } = await newKey({ permissions: held });
     expect(code(key, { query })).toBe(expected);
   });
 
-  it('a held `documents.*` covers `documents.read`, not other prefixes', () => {
-    const { key } = newKey({ permissions: ['documents.*'] });
+  it('a held `documents.*` covers `documents.read`, not other prefixes', async () => {
+    const { key } = await newKey({ permissions: ['documents.*'] });
     expect(code(key, { query: 'documents.read' })).toBe('VALID');
     expect(code(key, { query: 'documents.read AND documents.write' })).toBe('VALID');
     expect(code(key, { query: 'documents.*' })).toBe('VALID');
@@ -577,31 +577,31 @@ describe('permission queries', () => {
     expect(code(key, { query: 'documentsX.read' })).toBe('INSUFFICIENT_PERMISSIONS');
   });
 
-  it('a queried wildcard is matched literally, not as a pattern over held permissions', () => {
-    const { key } = newKey({ permissions: ['documents.read'] });
+  it('a queried wildcard is matched literally, not as a pattern over held permissions', async () => {
+    const { key } = await newKey({ permissions: ['documents.read'] });
     expect(code(key, { query: 'documents.*' })).toBe('INSUFFICIENT_PERMISSIONS');
   });
 
-  it("a role's permissions count; deleting the role takes effect at once", () => {
-    createRole({ name: 'verify_editor', permissions: ['posts.write', 'posts.read'] }, ctx());
-    const { key } = newKey({ roles: ['verify_editor'], permissions: ['profile.read'] });
+  it("a role's permissions count; deleting the role takes effect at once", async () => {
+    await createRole({ name: 'verify_editor', permissions: ['posts.write', 'posts.read'] }, ctx());
+    const { key } = await newKey({ roles: ['verify_editor'], permissions: ['profile.read'] });
     const d = verify(key, { query: 'posts.write AND profile.read' });
     expect(d.code).toBe('VALID');
     expect(d.roles).toEqual(['verify_editor']);
     expect([...(d.permissions as string[])].sort()).toEqual(['posts.read', 'posts.write', 'profile.read']);
-    deleteRole({ role: 'verify_editor' }, ctx());
+    await deleteRole({ role: 'verify_editor' }, ctx());
     const after = verify(key, { query: 'posts.write' });
     expect(after.code).toBe('INSUFFICIENT_PERMISSIONS');
     expect(after.roles).toBeUndefined();
     expect(after.permissions).toEqual(['profile.read']);
   });
 
-  it('the permissions listed are each held one once, in the order first held, also when there are many (direct, then by role)', () => {
+  it('the permissions listed are each held one once, in the order first held, also when there are many (direct, then by role)', async () => {
     const shared = Array.from({ length: 40 }, (_, i) => `many.shared${i}`);
-    createRole({ name: 'verify_many_a', permissions: [...shared, 'many.a'] }, ctx());
-    createRole({ name: 'verify_many_b', permissions: ['many.b', ...shared.slice(0, 20)] }, ctx());
+    await createRole({ name: 'verify_many_a', permissions: [...shared, 'many.a'] }, ctx());
+    await createRole({ name: 'verify_many_b', permissions: ['many.b', ...shared.slice(0, 20)] }, ctx());
     const direct = ['many.direct', ...shared.slice(10, 30)];
-    const { key } = newKey({ roles: ['verify_many_a', 'verify_many_b'], permissions: direct });
+    const { key } = await newKey({ roles: ['verify_many_a', 'verify_many_b'], permissions: direct });
     const listed = verify(key).permissions as string[];
     const expected = [...new Set([...direct, ...shared, 'many.a', 'many.b'])];
     expect(new Set(listed)).toEqual(new Set(expected));
@@ -611,24 +611,24 @@ describe('permission queries', () => {
     expect(listed.slice(-2)).toEqual(['many.a', 'many.b']);
   });
 
-  it('deleting a permission takes effect at once, held directly or through a role', () => {
-    createRole({ name: 'verify_viewer', permissions: ['reports.view'] }, ctx());
-    const { key } = newKey({ roles: ['verify_viewer'], permissions: ['temp.perm'] });
+  it('deleting a permission takes effect at once, held directly or through a role', async () => {
+    await createRole({ name: 'verify_viewer', permissions: ['reports.view'] }, ctx());
+    const { key } = await newKey({ roles: ['verify_viewer'], permissions: ['temp.perm'] });
     expect(code(key, { query: 'temp.perm AND reports.view' })).toBe('VALID');
-    deletePermission({ permission: 'temp.perm' }, ctx());
+    await deletePermission({ permission: 'temp.perm' }, ctx());
     expect(code(key, { query: 'temp.perm' })).toBe('INSUFFICIENT_PERMISSIONS');
     expect(code(key, { query: 'reports.view' })).toBe('VALID');
-    deletePermission({ permission: 'reports.view' }, ctx());
+    await deletePermission({ permission: 'reports.view' }, ctx());
     expect(code(key, { query: 'reports.view' })).toBe('INSUFFICIENT_PERMISSIONS');
   });
 
-  it.each(['a AND', '(a OR b', 'a b', 'a AND ()', 'a $ b', ')', 'OR a', 'a OR OR b'])('syntax error %j → VERIFY_QUERY_SYNTAX', (query) => {
-    const { key } = newKey({ permissions: ['a'] });
+  it.each(['a AND', '(a OR b', 'a b', 'a AND ()', 'a $ b', ')', 'OR a', 'a OR OR b'])('syntax error %j → VERIFY_QUERY_SYNTAX', async (query) => {
+    const { key } = await newKey({ permissions: ['a'] });
     expect(thrownCode(() => verify(key, { query }))).toBe('VERIFY_QUERY_SYNTAX');
   });
 
-  it('an empty query is not one the schema accepts: declined (the full way answers 400), nothing spent', () => {
-    const { key, keyId } = newKey({ permissions: ['a'], credits: { remaining: 2 } });
+  it('an empty query is not one the schema accepts: declined (the full way answers 400), nothing spent', async () => {
+    const { key, keyId } = await newKey({ permissions: ['a'], credits: { remaining: 2 } });
     expect(declined(key, { query: '' })).toBe(true);
     expect(balance(keyId)).toBe(2);
   });
@@ -639,8 +639,8 @@ describe('permission queries', () => {
 });
 
 describe('argument sizes around the native stack buffers', () => {
-  it('permission queries of every length around 256 bytes and up to 1000 are read whole', () => {
-    const { key } = newKey({ permissions: ['zz.last'] });
+  it('permission queries of every length around 256 bytes and up to 1000 are read whole', async () => {
+    const { key } = await newKey({ permissions: ['zz.last'] });
     for (let len = 240; len <= 270; len++) {
       // n filler words joined by " OR ", the first padded, then the held permission: exactly len bytes.
       const n = Math.floor((len - 7) / 5);
@@ -654,19 +654,19 @@ describe('argument sizes around the native stack buffers', () => {
     expect(code(key, { query: long })).toBe('VALID');
   });
 
-  it('named limits whose multi-byte names straddle 256 bytes are read whole', () => {
+  it('named limits whose multi-byte names straddle 256 bytes are read whole', async () => {
     for (let pad = 118; pad <= 130; pad++) {
       const name = `${'é'.repeat(pad)}x`;
-      const { key } = newKey({ ratelimits: [limit(name, 5, MIN, false)] });
+      const { key } = await newKey({ ratelimits: [limit(name, 5, MIN, false)] });
       const d = verify(key, { named: [[name, 2]] });
       expect(d.code, `name of ${Buffer.byteLength(name)} bytes`).toBe('VALID');
       expect(rl(d, name).remaining).toBe(3);
     }
   });
 
-  it('several named limits together longer than 256 bytes', () => {
+  it('several named limits together longer than 256 bytes', async () => {
     const names = Array.from({ length: 12 }, (_, i) => `limit_number_${i}_${'n'.repeat(20)}`);
-    const { key } = newKey({ ratelimits: names.map((n) => limit(n, 10, MIN, false)) });
+    const { key } = await newKey({ ratelimits: names.map((n) => limit(n, 10, MIN, false)) });
     const d = verify(key, { named: names.map((n, i) => [n, i % 3] as [string, number]) });
     expect(d.code).toBe('VALID');
     expect(d.ratelimits).toHaveLength(12);
@@ -685,12 +685,12 @@ describe('argument sizes around the native stack buffers', () => {
 });
 
 describe('result fields per outcome (unkey-v2.md §3.2)', () => {
-  function richKey(extra: KeyOpts = {}): { key: string; keyId: string } {
-    const apiId = newApi();
+  async function richKey(extra: KeyOpts = {}): Promise<{ key: string; keyId: string }> {
+    const apiId = await newApi();
     const externalId = `rich_${Math.random().toString(36).slice(2, 10)}`;
     const roleName = `rich_role_${Math.random().toString(36).slice(2, 10)}`;
-    createRole({ name: roleName, permissions: ['r.perm'] }, ctx());
-    const k = newKey({
+    await createRole({ name: roleName, permissions: ['r.perm'] }, ctx());
+    const k = await newKey({
       apiId,
       name: 'rich key',
       meta: { plan: 'pro', nested: { n: 1, list: [1, 'two'] } },
@@ -702,7 +702,7 @@ describe('result fields per outcome (unkey-v2.md §3.2)', () => {
       ratelimits: [limit('auto', 1, MIN, true), limit('other', 100, MIN, true)],
       ...extra,
     });
-    updateIdentity({ identity: externalId, meta: { tier: 'gold' } }, ctx());
+    await updateIdentity({ identity: externalId, meta: { tier: 'gold' } }, ctx());
     return k;
   }
 
@@ -720,8 +720,8 @@ describe('result fields per outcome (unkey-v2.md §3.2)', () => {
     expect(typeof d.identity.id).toBe('string');
   }
 
-  it('VALID: everything applicable, credits after the decrement, the checked limits', () => {
-    const { key, keyId } = richKey();
+  it('VALID: everything applicable, credits after the decrement, the checked limits', async () => {
+    const { key, keyId } = await richKey();
     const d = verify(key);
     expect(Object.keys(d).sort()).toEqual([...COMMON, 'ratelimits'].sort());
     expect(d).toMatchObject({ valid: true, code: 'VALID', enabled: true });
@@ -733,8 +733,8 @@ describe('result fields per outcome (unkey-v2.md §3.2)', () => {
     }
   });
 
-  it('RATE_LIMITED: ratelimits with exceeded:true on the failing one, credits unchanged', () => {
-    const { key, keyId } = richKey();
+  it('RATE_LIMITED: ratelimits with exceeded:true on the failing one, credits unchanged', async () => {
+    const { key, keyId } = await richKey();
     verify(key);
     const d = verify(key);
     expect(d).toMatchObject({ valid: false, code: 'RATE_LIMITED', enabled: true });
@@ -744,8 +744,8 @@ describe('result fields per outcome (unkey-v2.md §3.2)', () => {
     expect(rl(d, 'other')).toMatchObject({ exceeded: false });
   });
 
-  it('USAGE_EXCEEDED: ratelimits present, credits unchanged', () => {
-    const { key, keyId } = richKey({ credits: { remaining: 0 } });
+  it('USAGE_EXCEEDED: ratelimits present, credits unchanged', async () => {
+    const { key, keyId } = await richKey({ credits: { remaining: 0 } });
     const d = verify(key);
     expect(d).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED' });
     expect(Object.keys(d).sort()).toEqual([...COMMON, 'ratelimits'].sort());
@@ -757,21 +757,21 @@ describe('result fields per outcome (unkey-v2.md §3.2)', () => {
     ['DISABLED', { enabled: false }, {}],
     ['EXPIRED', {}, { now: T0 + 3_600_001 }],
     ['INSUFFICIENT_PERMISSIONS', {}, { query: 'nope' }],
-  ] as const)('%s: the key fields, no ratelimits, credits unchanged', (expected, extra, opts) => {
-    const { key, keyId } = richKey(extra);
+  ] as const)('%s: the key fields, no ratelimits, credits unchanged', async (expected, extra, opts) => {
+    const { key, keyId } = await richKey(extra);
     const d = verify(key, opts);
     expect(d).toMatchObject({ valid: false, code: expected, enabled: expected !== 'DISABLED' });
     expect(Object.keys(d).sort()).toEqual(COMMON.slice().sort());
     expectCommon(d, keyId, 10);
   });
 
-  it('strings are JSON-escaped: name, role names, limit names, meta', () => {
+  it('strings are JSON-escaped: name, role names, limit names, meta', async () => {
     const weird = 'q"uote \\ back\nline\ttab \u0001 \u001f é 😀 \u2028 </script>';
     const roleName = `role ${weird}`;
-    createRole({ name: roleName }, ctx());
+    await createRole({ name: roleName }, ctx());
     const meta = { s: weird, n: -1.5e-7, big: 9007199254740991, nested: [{ '"k"': null }, true] };
     const limitName = `lim "${'ü'}\\ 😀`;
-    const { key } = newKey({ name: weird, meta, roles: [roleName], ratelimits: [limit(limitName, 3, MIN, true)] });
+    const { key } = await newKey({ name: weird, meta, roles: [roleName], ratelimits: [limit(limitName, 3, MIN, true)] });
     const d = verify(key);
     expect(d.name).toBe(weird);
     expect(d.meta).toEqual(meta);
@@ -780,65 +780,65 @@ describe('result fields per outcome (unkey-v2.md §3.2)', () => {
     expect(verify(key, { named: [[limitName, 2]] }).code).toBe('VALID');
   });
 
-  it('unset fields are omitted', () => {
-    const { key, keyId } = newKey();
+  it('unset fields are omitted', async () => {
+    const { key, keyId } = await newKey();
     expect(Object.keys(verify(key)).sort()).toEqual(['code', 'enabled', 'keyId', 'valid']);
     expect(verify(key).keyId).toBe(keyId);
   });
 });
 
 describe("the spec's States and transitions table", () => {
-  it('createKey enabled → VALID; enabled=false → DISABLED', () => {
-    expect(code(newKey({ enabled: true }).key)).toBe('VALID');
-    expect(code(newKey({ enabled: false }).key)).toBe('DISABLED');
+  it('createKey enabled → VALID; enabled=false → DISABLED', async () => {
+    expect(code((await newKey({ enabled: true })).key)).toBe('VALID');
+    expect(code((await newKey({ enabled: false })).key)).toBe('DISABLED');
   });
 
-  it('VALID --verify, remaining ≥ cost--> VALID with credits reduced by cost', () => {
-    const { key } = newKey({ credits: { remaining: 10 } });
+  it('VALID --verify, remaining ≥ cost--> VALID with credits reduced by cost', async () => {
+    const { key } = await newKey({ credits: { remaining: 10 } });
     expect(verify(key)).toMatchObject({ code: 'VALID', credits: 9 });
     expect(verify(key, { cost: 4 })).toMatchObject({ code: 'VALID', credits: 5 });
   });
 
-  it('VALID --verify, cost 0--> VALID, balance unchanged', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 2 } });
+  it('VALID --verify, cost 0--> VALID, balance unchanged', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 2 } });
     expect(verify(key, { cost: 0 })).toMatchObject({ code: 'VALID', credits: 2 });
     expect(balance(keyId)).toBe(2);
   });
 
-  it('VALID --verify, remaining < cost or 0--> USAGE_EXCEEDED with credits returned', () => {
-    const { key } = newKey({ credits: { remaining: 2 } });
+  it('VALID --verify, remaining < cost or 0--> USAGE_EXCEEDED with credits returned', async () => {
+    const { key } = await newKey({ credits: { remaining: 2 } });
     expect(verify(key, { cost: 3 })).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: 2 });
     expect(verify(key, { cost: 2 })).toMatchObject({ code: 'VALID', credits: 0 });
     expect(verify(key, { cost: 0 })).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', credits: 0 });
   });
 
-  it('USAGE_EXCEEDED --updateCredits set--> VALID', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 0 } });
+  it('USAGE_EXCEEDED --updateCredits set--> VALID', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 0 } });
     expect(code(key)).toBe('USAGE_EXCEEDED');
-    expect(updateCredits({ keyId, operation: 'set', value: 2 }, ctx())).toMatchObject({ remaining: 2 });
+    expect(await updateCredits({ keyId, operation: 'set', value: 2 }, ctx())).toMatchObject({ remaining: 2 });
     expect(verify(key)).toMatchObject({ code: 'VALID', credits: 1 });
   });
 
-  it('USAGE_EXCEEDED --updateCredits increment--> VALID (only once the balance covers the cost)', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 1 } });
+  it('USAGE_EXCEEDED --updateCredits increment--> VALID (only once the balance covers the cost)', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 1 } });
     expect(code(key, { cost: 3 })).toBe('USAGE_EXCEEDED');
-    updateCredits({ keyId, operation: 'increment', value: 1 }, ctx());
+    await updateCredits({ keyId, operation: 'increment', value: 1 }, ctx());
     expect(verify(key, { cost: 3 })).toMatchObject({ code: 'USAGE_EXCEEDED', credits: 2 });
-    updateCredits({ keyId, operation: 'increment', value: 1 }, ctx());
+    await updateCredits({ keyId, operation: 'increment', value: 1 }, ctx());
     expect(verify(key, { cost: 3 })).toMatchObject({ code: 'VALID', credits: 0 });
   });
 
-  it('VALID --time passes expires--> EXPIRED', () => {
-    const { key } = newKey({ expires: T0 + 1 });
+  it('VALID --time passes expires--> EXPIRED', async () => {
+    const { key } = await newKey({ expires: T0 + 1 });
     expect(code(key, { now: T0 + 1 })).toBe('VALID');
     expect(code(key, { now: T0 + 2 })).toBe('EXPIRED');
   });
 
-  it('VALID --updateKey credits:null--> VALID, unlimited', () => {
-    const { key, keyId } = newKey({ credits: { remaining: 1 } });
+  it('VALID --updateKey credits:null--> VALID, unlimited', async () => {
+    const { key, keyId } = await newKey({ credits: { remaining: 1 } });
     expect(verify(key).credits).toBe(0);
     expect(code(key)).toBe('USAGE_EXCEEDED');
-    updateKey({ keyId, credits: null }, ctx());
+    await updateKey({ keyId, credits: null }, ctx());
     for (let i = 0; i < 3; i++) {
       const d = verify(key, { cost: 5 });
       expect(d.code).toBe('VALID');
