@@ -40,13 +40,13 @@ try {
 // 2. Bytes per key: a fresh store, sizeKeys keys of the same shape as above.
 const dir = benchTempDir('keyward-bench-size-');
 native.open(dir, false, 0, DEFAULT_MAP_BYTES);
-const ws = createWorkspace(direct, Date.now());
-const api = insertApi(direct, ws.id, 'size', Date.now());
+const ws = direct.transact(() => createWorkspace(Date.now()));
+const api = direct.transact(() => insertApi(ws.id, 'size', Date.now()));
 const ctx = benchCtx(api.id);
 const base0 = native.stats().usedBytes;
 const t0 = Date.now();
 for (let i = 0; i < sizeKeys; i++) {
-  createKey({ apiId: api.id, byteLength: 16, enabled: true, recoverable: false, name: 'bench key', credits: { remaining: 1000 }, ratelimits: [{ name: 'requests', limit: 100, duration: 60_000, autoApply: true }] }, ctx);
+  await createKey({ apiId: api.id, byteLength: 16, enabled: true, recoverable: false, name: 'bench key', credits: { remaining: 1000 }, ratelimits: [{ name: 'requests', limit: 100, duration: 60_000, autoApply: true }] }, ctx);
   if ((i + 1) % 100_000 === 0) process.stderr.write(`  ${(i + 1).toLocaleString('en-US')} keys\r`);
 }
 const seconds = (Date.now() - t0) / 1000;

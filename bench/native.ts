@@ -57,11 +57,11 @@ function measure(name: string, { call, flush }: Runner, before?: () => void): nu
 }
 
 native.open(benchTempDir('keyward-bench-native-'), false, SYNC_INTERVAL_MS, DEFAULT_MAP_BYTES, WRITE_MAP);
-const ws = createWorkspace(direct, Date.now());
-const api = insertApi(direct, ws.id, 'bench', Date.now());
-const limited = seedKeys(api.id, KEYS, LIMITED_KEY);
-const plain = seedKeys(api.id, KEYS, {});
-ensureNamespace(direct, ws.id, 'bench', Date.now());
+const ws = direct.transact(() => createWorkspace(Date.now()));
+const api = direct.transact(() => insertApi(ws.id, 'bench', Date.now()));
+const limited = await seedKeys(api.id, KEYS, LIMITED_KEY);
+const plain = await seedKeys(api.id, KEYS, {});
+direct.transact(() => ensureNamespace(ws.id, 'bench', Date.now()));
 const hot = new HotCalls();
 const encoder = new TextEncoder();
 /** Request bodies encoded beforehand, as uWS hands them over (a walk over `count` of them). */
@@ -117,7 +117,7 @@ measure(`ratelimits.limit, one hot identifier, commit per ${BATCH} calls`, group
 const ROOT_KEY = 'kwroot_bench_native_aaaaaaaaaaaaaaaaaaaaaa';
 direct.transact(() => insertRootKey(ws.id, ROOT_KEY, ['*'], Date.now()));
 // The server's services for this thread; the gate turns group commit on.
-const services = threadServices(loadConfig({}), createLogger('silent'), false);
+const { services } = threadServices(loadConfig({}), createLogger('silent'), false);
 const dispatcher = new Dispatcher('http://127.0.0.1', services);
 const NO_REPLY = { send: () => undefined, fail: (err: unknown) => { throw err; } };
 const BODIES = 1 << 18;
@@ -130,7 +130,9 @@ const throughDispatcher = (procedure: string, body: (i: number) => string): Runn
   return batched(
     BATCH,
     (i) => {
-      const { reply, effect } = dispatcher.dispatch(route, auth, bodies[i % BODIES] as Uint8Array);
+      const result = dispatcher.dispatch(route, auth, bodies[i % BODIES] as Uint8Array);
+      if (result instanceof Promise) throw new Error('a hot call from the body answers at once');
+      const { reply, effect } = result;
       if (reply.status !== 200) throw new Error(`unexpected reply: ${reply.body}`);
       // Only the reply that opened the batch is held (the gate must learn of the batch); the
       // server holds every reply of the turn, which this row leaves out as before.

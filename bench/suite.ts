@@ -385,8 +385,8 @@ async function main(): Promise<void> {
     apiId = created.data.apiId;
     openStore(dataDir);
     try {
-      limitedKeys = seedKeys(apiId, CFG.keys, LIMITED_KEY, (n) => (live = `${n.toLocaleString('en-US')} with credits`));
-      plainKeys = seedKeys(apiId, CFG.keys, {}, (n) => (live = `${n.toLocaleString('en-US')} plain`));
+      limitedKeys = await seedKeys(apiId, CFG.keys, LIMITED_KEY, (n) => (live = `${n.toLocaleString('en-US')} with credits`));
+      plainKeys = await seedKeys(apiId, CFG.keys, {}, (n) => (live = `${n.toLocaleString('en-US')} plain`));
     } finally {
       native.close();
     }

@@ -29,7 +29,7 @@ async function seeded(checkout?: string) {
   const apiId = ((await created.json()) as { data: { apiId: string } }).data.apiId;
   process.stderr.write(`seeding ${keys.toLocaleString('en-US')} keys${checkout === undefined ? '' : ` for ${checkout}`}…\n`);
   openStore(keyward.dataDir);
-  const keyStrings = seedKeys(apiId, keys, LIMITED_KEY, (n) => process.stderr.write(`  ${n.toLocaleString('en-US')}\r`));
+  const keyStrings = await seedKeys(apiId, keys, LIMITED_KEY, (n) => process.stderr.write(`  ${n.toLocaleString('en-US')}\r`));
   native.close();
   const keyFile = join(benchTempDir('keyward-bench-keys-'), 'keys.txt');
   writeFileSync(keyFile, keyStrings.join('\n') + '\n');

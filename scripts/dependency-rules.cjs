@@ -2,7 +2,7 @@
 //
 //   main.ts serve.ts cli.ts bootstrap.ts   composition: may import anything
 //   http → rpc → procedures → edits → lookups → views, fields → request → workers → auth
-//        → store → domain → engine
+//        → cluster → store → domain → engine
 //   errors/, schemas/, config.ts, log.ts    the base: below everything, import only each other
 //
 // A module may import its own layer and the layers below it, never one above. Procedures of
@@ -18,6 +18,7 @@ const LAYERS = [
   ['request', '^src/request/'],
   ['workers', '^src/workers/'],
   ['auth', '^src/auth/'],
+  ['cluster', '^src/cluster/'],
   ['store', '^src/store/'],
   ['domain', '^src/domain/'],
   ['engine', '^src/engine/'],

@@ -13,6 +13,8 @@ import { ROOT } from './cargo.mjs';
 // to find it, cargo to build. wrk (peaks) and redis-server (a peer) are for bench/ only.
 export const DEBIAN_PACKAGES = ['librust-lmdb-dev', 'librust-sha2-dev', 'liblmdb-dev', 'pkg-config', 'cargo'];
 export const BENCH_PACKAGES = ['wrk', 'redis-server'];
+// The cluster tests start a throwaway PostgreSQL of their own (test/helpers/postgres.ts).
+export const TEST_PACKAGES = ['postgresql'];
 
 function say(quiet, msg) {
   if (!quiet) process.stderr.write(`setup: ${msg}\n`);
@@ -107,8 +109,13 @@ function ensureLoadGenerator(quiet, force) {
   run(...loadGeneratorBuild(out), { quiet });
 }
 
-export async function ensureReady({ quiet = false, forceBuild = false, bench = false } = {}) {
+export async function ensureReady({ quiet = false, forceBuild = false, bench = false, test = false } = {}) {
   ensureDebianPackages(quiet, bench ? [...DEBIAN_PACKAGES, ...BENCH_PACKAGES] : DEBIAN_PACKAGES);
+  if (test) {
+    // Not root: the cluster tests say what is missing when they start.
+    if (process.getuid?.() === 0) ensureDebianPackages(quiet, TEST_PACKAGES);
+    else if (missingDebianPackages(TEST_PACKAGES).length > 0) say(false, `the cluster tests need Debian packages: sudo apt-get install -y ${missingDebianPackages(TEST_PACKAGES).join(' ')}`);
+  }
   ensureNpm(quiet);
   await ensureNative(quiet, forceBuild);
   ensureTypeScript(quiet, forceBuild);
@@ -117,7 +124,7 @@ export async function ensureReady({ quiet = false, forceBuild = false, bench = f
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   try {
-    await ensureReady({ quiet: process.argv.includes('--quiet'), forceBuild: process.argv.includes('--force-build'), bench: process.argv.includes('--bench') });
+    await ensureReady({ quiet: process.argv.includes('--quiet'), forceBuild: process.argv.includes('--force-build'), bench: process.argv.includes('--bench'), test: process.argv.includes('--test') });
   } catch (err) {
     process.stderr.write(`setup: ${err.message}\n`);
     process.exit(1);

@@ -5,7 +5,12 @@ import { native } from './engine/native.js';
 import { isValidGrant } from './domain/grants.js';
 import { createRootKey, createWorkspace, getWorkspace, listRootKeys, listWorkspaces, revokeRootKey } from './store/rootKeys.js';
 import { runServer } from './main.js';
-import { direct } from './store/db.js';
+import { direct, settled, type AsyncWriter } from './store/db.js';
+import { prepareCluster, threadCluster } from './cluster/node.js';
+import { Postgres } from './cluster/postgres.js';
+import { migrate } from './cluster/schema.js';
+import { seedCluster } from './cluster/seed.js';
+import { createLogger } from './log.js';
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +23,8 @@ const USAGE = `usage: keyward <command> [--data-dir DIR]
                                          prints {"workspaceId","rootKeyId","key"}
   root-keys list [--workspace <id>]
   root-keys revoke <rootKeyId>
+  cluster seed --data-dir DIR            loads a single node's store into an empty cluster
+                                         (KEYWARD_POSTGRES_URL); prints {"records"}
   bench [--full] [--out DIR]             the benchmark suite (same as npm run bench)
   help                                   this text (also --help, -h)`;
 
@@ -58,14 +65,26 @@ function print(value: unknown): void {
   process.stdout.write(JSON.stringify(value) + '\n');
 }
 
-function withStore<T>(fn: () => T): T {
+/**
+ * Runs `fn` with the store of KEYWARD_DATA_DIR open and a writer: the store's own, or in
+ * cluster mode (KEYWARD_POSTGRES_URL) the cluster's — the store is then a replica, brought up
+ * to date before `fn` reads it, and writes go through PostgreSQL.
+ */
+async function withStore<T>(fn: (writer: AsyncWriter) => T | Promise<T>): Promise<T> {
   const config = loadConfig();
   native.open(config.dataDir, config.durability === 'disk', 0, config.initialMapBytes, config.writeMap);
+  const cluster = config.postgresUrl === undefined ? undefined : threadCluster(config, createLogger('warn'), undefined, direct);
   try {
-    const result = fn();
+    if (cluster !== undefined) {
+      await prepareCluster(cluster);
+      await cluster.replica.once();
+    }
+    const result = await fn(cluster?.writer ?? settled(direct));
     native.sync();
     return result;
   } finally {
+    await cluster?.replica.stop();
+    await cluster?.pg.close();
     native.close();
   }
 }
@@ -105,12 +124,12 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (group === 'workspaces' && action === 'create') {
     noMoreArguments(args);
-    withStore(() => print({ workspaceId: createWorkspace(direct, Date.now()).id }));
+    await withStore(async (w) => print({ workspaceId: (await w.transact(() => createWorkspace(Date.now()))).id }));
     return 0;
   }
   if (group === 'workspaces' && action === 'list') {
     noMoreArguments(args);
-    withStore(() => print(listWorkspaces().map((w) => ({ workspaceId: w.id, createdAt: w.createdAtMs }))));
+    await withStore(() => print(listWorkspaces().map((w) => ({ workspaceId: w.id, createdAt: w.createdAtMs }))));
     return 0;
   }
   if (group === 'root-keys' && action === 'create') {
@@ -121,8 +140,8 @@ export async function main(argv: string[]): Promise<number> {
     const bad = permissions.find((p) => !isValidGrant(p));
     if (bad !== undefined) throw new UsageError(`'${bad}' is not a permission: use resource.id.action (segments may be *), or * alone`);
     noMoreArguments(args);
-    withStore(() => {
-      const { record, key } = createRootKey(direct, workspace, permissions, Date.now());
+    await withStore(async (w) => {
+      const { record, key } = await w.transact(() => createRootKey(workspace, permissions, Date.now()));
       print({ workspaceId: record.workspaceId, rootKeyId: record.id, key });
     });
     return 0;
@@ -130,7 +149,7 @@ export async function main(argv: string[]): Promise<number> {
   if (group === 'root-keys' && action === 'list') {
     const [workspace] = takeOption(args, '--workspace');
     noMoreArguments(args);
-    withStore(() => {
+    await withStore(() => {
       if (workspace !== undefined && getWorkspace(workspace) === undefined) throw new Error(`workspace ${workspace} does not exist`);
       print(listRootKeys(workspace).map((r) => ({ rootKeyId: r.id, workspaceId: r.workspaceId, start: r.start, permissions: r.permissions, createdAt: r.createdAtMs })));
     });
@@ -140,12 +159,27 @@ export async function main(argv: string[]): Promise<number> {
     const [id, ...more] = args;
     if (id === undefined || id.startsWith('-')) throw new UsageError('root-keys revoke needs <rootKeyId>');
     noMoreArguments(more);
-    const revoked = withStore(() => revokeRootKey(direct, id));
+    const revoked = await withStore((w) => w.transact(() => revokeRootKey(id)));
     if (!revoked) {
       process.stderr.write(`keyward: root key ${id} not found\n`);
       return 1;
     }
     print({ rootKeyId: id, revoked: true });
+    return 0;
+  }
+  if (group === 'cluster' && action === 'seed') {
+    noMoreArguments(args);
+    const config = loadConfig();
+    if (config.postgresUrl === undefined) throw new UsageError('cluster seed needs KEYWARD_POSTGRES_URL (the cluster to load the store into)');
+    native.open(config.dataDir, false, 0, config.initialMapBytes, config.writeMap);
+    const pg = new Postgres(config.postgresUrl, createLogger('warn'));
+    try {
+      await migrate(pg);
+      print({ records: await seedCluster(pg, Date.now()) });
+    } finally {
+      await pg.close();
+      native.close();
+    }
     return 0;
   }
   throw new UsageError(`unknown command '${[group, action].filter(Boolean).join(' ')}'`);

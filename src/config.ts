@@ -1,6 +1,7 @@
 // Configuration: environment variables (and mirrored CLI flags) → one frozen Config.
 // Every knob is documented in README §Configuration; parse errors stop start-up with a
 // message naming the variable.
+import { hostname } from 'node:os';
 
 /** KEYWARD_MAP_BYTES when unset: the initial LMDB map size (it grows as needed). */
 export const DEFAULT_MAP_BYTES = 256 * 1024 * 1024;
@@ -32,6 +33,10 @@ export interface Config {
   readonly verifyCacheSlots: number;
   /** Absolute base URL used in error `type` links; defaults to http://host:port. */
   readonly publicUrl: string;
+  /** KEYWARD_POSTGRES_URL: cluster mode, PostgreSQL as the source of truth; undefined: one node. */
+  readonly postgresUrl: string | undefined;
+  /** KEYWARD_NODE_ID: this node's name in the cluster (default host name and port). */
+  readonly nodeId: string;
 }
 
 export class ConfigError extends Error {}
@@ -123,6 +128,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     writeMap: oneOf(env, 'KEYWARD_WRITE_MAP', ['on', 'off'] as const, 'off') === 'on',
     verifyCacheSlots: int(env, 'KEYWARD_VERIFY_CACHE', 131_072, 0, 16_777_216),
     publicUrl: publicUrl(env, host, port),
+    postgresUrl: postgresUrl(env),
+    nodeId: env.KEYWARD_NODE_ID?.trim() || `${hostname()}:${port}`,
   });
 }
 
@@ -137,6 +144,15 @@ export function boundPublicUrl(config: Config, port: number): string {
 /** `http://host:port` with an IPv6 host in brackets, as a URL names it. */
 export function hostUrl(host: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** KEYWARD_POSTGRES_URL: a postgres:// or postgresql:// URL, or unset. */
+function postgresUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.KEYWARD_POSTGRES_URL?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const protocol = URL.canParse(raw) ? new URL(raw).protocol : undefined;
+  if (protocol !== 'postgres:' && protocol !== 'postgresql:') throw new ConfigError(`KEYWARD_POSTGRES_URL must be a postgres:// URL, got a value that is not one`);
+  return raw;
 }
 
 /** KEYWARD_PUBLIC_URL (an absolute http(s) URL), else this server's own address. */

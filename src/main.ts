@@ -8,7 +8,8 @@ import { ConfigError, hostUrl, loadConfig, type Config } from './config.js';
 import { native } from './engine/native.js';
 import { bootstrap } from './bootstrap.js';
 import { createLogger, type Logger } from './log.js';
-import { newMetrics, openStore, serveThread, threadServices } from './serve.js';
+import { newMetrics, openStore, serveThread, startCluster, threadServices } from './serve.js';
+import { startHeartbeat } from './cluster/node.js';
 import { startWindowSweeper } from './store/sweeper.js';
 import { deletedApiIds } from './store/apis.js';
 import { direct } from './store/db.js';
@@ -28,8 +29,9 @@ interface WorkerInit {
 
 async function runWorker(init: WorkerInit): Promise<void> {
   openStore(init.config);
-  const services = threadServices(init.config, createLogger(init.config.logLevel), true);
-  const server = await serveThread(init.config, newMetrics(init.config.threads, init.metrics, init.thread), services);
+  const thread = threadServices(init.config, createLogger(init.config.logLevel), true);
+  await startCluster(thread.cluster);
+  const server = await serveThread(init.config, newMetrics(init.config.threads, init.metrics, init.thread), thread);
   parentPort?.postMessage({ listening: server.port });
   parentPort?.on('message', (msg: unknown) => {
     if (msg === 'drain') void server.drain(DRAIN_TIMEOUT_MS).then(() => parentPort?.postMessage('drained'));
@@ -71,7 +73,17 @@ export async function runServer(config: Config): Promise<void> {
   } catch (err) {
     throw new Error(`the data dir ${config.dataDir} (KEYWARD_DATA_DIR) cannot be used: ${(err as Error).message}`);
   }
-  const boot = bootstrap(direct, config.rootKey, Date.now());
+  const thread = threadServices(config, log, true);
+  const { services, cluster } = thread;
+  try {
+    await startCluster(cluster);
+  } catch (err) {
+    await cluster?.pg.close();
+    throw new Error(`cluster mode (KEYWARD_POSTGRES_URL) could not start: ${(err as Error).message}`);
+  }
+  // In cluster mode the first node bootstraps the cluster, once (PostgreSQL refuses the
+  // others' bootstraps as stale, and they find it done).
+  const boot = cluster === undefined ? direct.transact(() => bootstrap(config.rootKey, Date.now())) : await services.writer.transact(() => bootstrap(config.rootKey, Date.now()));
   if (boot === 'no_root_key') {
     log.warn('the store has no root key, so every procedure answers 401: create one with keyward root-keys create --workspace <id> --permission <p>');
   } else if (boot === 'configured_key_unknown') {
@@ -85,8 +97,8 @@ export async function runServer(config: Config): Promise<void> {
   }
   warmStore(log);
   const metrics = newMetrics(config.threads);
-  const services = threadServices(config, log, true);
-  const server = await serveThread(config, metrics, services);
+  const server = await serveThread(config, metrics, thread);
+  const stopHeartbeat = cluster === undefined ? () => undefined : startHeartbeat(cluster, config.nodeId);
   const stopSweeper = startWindowSweeper(SWEEP_INTERVAL_MS, services.gate, log);
   for (const apiId of deletedApiIds()) void services.jobs.purgeApi(apiId);
   for (const unlinking of pendingUnlinkings()) void services.jobs.unlink(unlinking);
@@ -114,7 +126,10 @@ export async function runServer(config: Config): Promise<void> {
       })),
     ]);
     stopSweeper();
+    stopHeartbeat();
     await services.jobs.drain(DRAIN_TIMEOUT_MS);
+    await cluster?.replica.stop();
+    await cluster?.pg.close();
     services.gate.closeBatch();
     native.close();
     log.info('stopped');

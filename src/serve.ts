@@ -10,14 +10,15 @@ import { native } from './engine/native.js';
 import { commitFailed, procedureNotFound } from './errors/errors.js';
 import { startServer, type RunningServer } from './http/uws.js';
 import { createLogger, type Logger } from './log.js';
-import { Dispatcher, type ThreadServices } from './rpc/dispatch.js';
+import { Dispatcher, type DispatchResult, type ThreadServices } from './rpc/dispatch.js';
 import type { Reply } from './rpc/envelope.js';
 import { successBody } from './rpc/envelope.js';
 import { Metrics } from './rpc/metrics.js';
 import { openApiDocument } from './rpc/openapi.js';
 import { newRequestId } from './rpc/requestId.js';
 import { ROUTES } from './rpc/routes.js';
-import { gatedWriter } from './store/db.js';
+import { gatedWriter, settled } from './store/db.js';
+import { clusterMetrics, prepareCluster, threadCluster, type ThreadCluster } from './cluster/node.js';
 import { BackgroundJobs } from './workers/jobs.js';
 
 // src/serve.ts (vitest) or dist/src/serve.js (built): package.json is one or two levels up.
@@ -29,15 +30,32 @@ export function openStore(config: Config): void {
   native.setVerifyCache(config.verifyCacheSlots);
 }
 
+/** A serving thread's services, and in cluster mode its part of the cluster. */
+export interface Thread {
+  readonly services: ThreadServices;
+  readonly cluster: ThreadCluster | undefined;
+}
+
 /**
- * A serving thread's services. `pool`: background jobs run on a worker pool (the server);
- * without it they run on this thread, between its requests (tests).
+ * A serving thread's services. `pool`: background jobs run on a worker pool (one node's
+ * server); without it, and always in cluster mode (their writes go through PostgreSQL),
+ * they run on this thread between its requests. In cluster mode management writes go
+ * through the cluster writer; its replica is started by `startCluster`.
  */
-export function threadServices(config: Config, log: Logger, pool: boolean): ThreadServices {
+export function threadServices(config: Config, log: Logger, pool: boolean): Thread {
   const gate = new DurabilityGate(config.durability);
-  const writer = gatedWriter(gate);
-  const jobs = new BackgroundJobs(writer, log, pool ? config : undefined);
-  return { gate, writer, hot: new HotCalls(), jobs, log, vaultKey: config.vaultKey };
+  const local = gatedWriter(gate);
+  const cluster = config.postgresUrl === undefined ? undefined : threadCluster(config, log, gate, local);
+  const writer = cluster?.writer ?? settled(local);
+  const jobs = new BackgroundJobs(writer, log, pool && cluster === undefined ? config : undefined);
+  return { services: { gate, writer, hot: new HotCalls(), jobs, log, vaultKey: config.vaultKey }, cluster };
+}
+
+/** Cluster mode: the schema made current, then this thread's replica brought up to date and kept so. */
+export async function startCluster(cluster: ThreadCluster | undefined): Promise<void> {
+  if (cluster === undefined) return;
+  await prepareCluster(cluster);
+  await cluster.replica.start();
 }
 
 /** The main thread allocates regions for `threads`; worker thread `thread` passes `shared`. */
@@ -45,7 +63,7 @@ export function newMetrics(threads: number, shared?: SharedArrayBuffer, thread =
   return new Metrics(ROUTES.map((r) => r.procedure), shared, thread, threads);
 }
 
-export async function serveThread(config: Config, metrics: Metrics, services: ThreadServices): Promise<RunningServer> {
+export async function serveThread(config: Config, metrics: Metrics, { services, cluster }: Thread): Promise<RunningServer> {
   const dispatcher = new Dispatcher(config.publicUrl, services);
   // Written once the public URL is final (below); no request is served before.
   let openapi = '';
@@ -58,7 +76,7 @@ export async function serveThread(config: Config, metrics: Metrics, services: Th
     page(path) {
       if (path === '/v2/liveness') return { status: 200, contentType: 'application/json', body: successBody(newRequestId(), { message: 'keyward is alive' }) };
       if (path === '/openapi.json') return { status: 200, contentType: 'application/json', body: openapi };
-      if (path === '/metrics') return { status: 200, contentType: 'text/plain; version=0.0.4', body: metrics.render(native.stats()) };
+      if (path === '/metrics') return { status: 200, contentType: 'text/plain; version=0.0.4', body: metrics.render(native.stats()) + (cluster === undefined ? '' : clusterMetrics(cluster, Date.now())) };
       return undefined;
     },
   });
@@ -84,22 +102,24 @@ export interface ServingThread {
 
 export function openThread(config: Config): ServingThread {
   openStore(config);
-  const services = threadServices(config, createLogger(config.logLevel), false);
+  const { services } = threadServices({ ...config, postgresUrl: undefined }, createLogger(config.logLevel), false);
   const dispatcher = new Dispatcher(config.publicUrl, services);
   return {
     dispatcher,
     request(procedure, body, authorization) {
       const route = dispatcher.lookup(procedure);
       if (route < 0) return Promise.resolve(dispatcher.error(procedureNotFound(`There is no procedure '${procedure}'.`)));
-      const { reply, effect } = dispatcher.dispatch(route, authorization ?? '', body);
       // Settled on a later turn, as a reply over a socket is: a loop of awaited requests
       // leaves timers and I/O their turns.
-      return new Promise((resolve) => {
-        services.gate.hold(effect, {
-          send: () => setImmediate(resolve, reply),
-          fail: (err) => setImmediate(resolve, dispatcher.error(commitFailed(err))),
+      const held = ({ reply, effect }: DispatchResult): Promise<Reply> =>
+        new Promise((resolve) => {
+          services.gate.hold(effect, {
+            send: () => setImmediate(resolve, reply),
+            fail: (err) => setImmediate(resolve, dispatcher.error(commitFailed(err))),
+          });
         });
-      });
+      const result = dispatcher.dispatch(route, authorization ?? '', body);
+      return result instanceof Promise ? result.then(held) : held(result);
     },
     async close() {
       await services.jobs.drain(10_000);

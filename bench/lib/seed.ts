@@ -23,11 +23,11 @@ export function benchCtx(apiId: string): Ctx {
 }
 
 /** Creates `count` keys through keys.createKey's handler; returns their key strings. */
-export function seedKeys(apiId: string, count: number, shape: Omit<CreateKeyInput, 'apiId' | 'byteLength' | 'enabled' | 'recoverable'>, onProgress?: (done: number) => void): string[] {
+export async function seedKeys(apiId: string, count: number, shape: Omit<CreateKeyInput, 'apiId' | 'byteLength' | 'enabled' | 'recoverable'>, onProgress?: (done: number) => void): Promise<string[]> {
   const ctx = benchCtx(apiId);
   const keys: string[] = [];
   for (let i = 0; i < count; i++) {
-    keys.push(createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, ...shape }, ctx).key);
+    keys.push((await createKey({ apiId, byteLength: 16, enabled: true, recoverable: false, ...shape }, ctx)).key);
     if (onProgress !== undefined && (i + 1) % 10_000 === 0) onProgress(i + 1);
   }
   return keys;

@@ -67,6 +67,7 @@ exports! {
     c"del" => api::store::del,
     c"range" => api::store::range,
     c"transaction" => api::store::transaction,
+    c"dryRun" => api::store::dry_run,
     c"sync" => api::store::sync,
     c"stats" => api::store::stats,
     c"warm" => api::store::warm,

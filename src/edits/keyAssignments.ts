@@ -12,7 +12,7 @@ import { permissionView, roleView, type PermissionView, type RoleView } from '..
 
 export type Mode = 'add' | 'remove' | 'set';
 
-export function assignRoles(mode: Mode, input: { keyId: string; roles: string[] }, ctx: Ctx): RoleView[] {
+export async function assignRoles(mode: Mode, input: { keyId: string; roles: string[] }, ctx: Ctx): Promise<RoleView[]> {
   return ctx.transact(() => {
     const before = keyFor(ctx, input.keyId, 'update_key');
     const named = requireRoles(ctx.principal.workspaceId, input.roles).map((r) => r.id);
@@ -23,7 +23,7 @@ export function assignRoles(mode: Mode, input: { keyId: string; roles: string[] 
   });
 }
 
-export function assignPermissions(mode: Mode, input: { keyId: string; permissions: string[] }, ctx: Ctx): PermissionView[] {
+export async function assignPermissions(mode: Mode, input: { keyId: string; permissions: string[] }, ctx: Ctx): Promise<PermissionView[]> {
   const ws = ctx.principal.workspaceId;
   return ctx.transact(() => {
     const before = keyFor(ctx, input.keyId, 'update_key');

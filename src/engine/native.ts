@@ -70,6 +70,13 @@ export interface NativeModule {
   /** Ascending `start <= key < end`, at most `limit`, flat `[k0, v0, k1, v1, …]`. */
   range(table: Table, start: StoreKey, end: StoreKey | null, limit: number): Buffer[];
   transaction<T>(fn: () => T): T;
+  /**
+   * Runs fn as `transaction` does, but never commits: fn's value, and what it wrote (record
+   * puts and deletes, each key once with its value before and after; credits set or deleted
+   * under table id 100), laid out as native/src/store/dry_run.rs `encode` writes it
+   * (src/cluster/changes.ts reads it).
+   */
+  dryRun<T>(fn: () => T): [T, Buffer];
   /** fsync of the data (mdb_env_sync with force). */
   sync(): void;
   stats(): StoreStats;
@@ -136,7 +143,7 @@ export interface NativeModule {
 
 /** Every member of NativeModule, once: the compiler refuses a missing or an extra one. */
 const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
-  open: true, close: true, tables: true, get: true, put: true, del: true, range: true, transaction: true,
+  open: true, close: true, tables: true, get: true, put: true, del: true, range: true, transaction: true, dryRun: true,
   sync: true, stats: true, warm: true, rootKeysVersion: true, creditsGet: true, creditsSet: true, creditsDelete: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,
   batchBegin: true, batchCommit: true, setVerifyCache: true, requestId: true, sha256Base64: true, fillRandom: true,

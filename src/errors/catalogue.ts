@@ -41,6 +41,7 @@ export const CATALOGUE = {
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type', category: 'bad_request', when: 'The `Content-Type` header is missing, not `application/json`, or names a charset other than UTF-8 (or US-ASCII, a subset of it); or the body is compressed (a `Content-Encoding` other than `identity`).' },
   unexpected_error: { status: 500, title: 'Internal Server Error', category: 'application', when: 'A bug: the request failed in a way keyward does not expect. Nothing was changed.' },
   storage_unavailable: { status: 503, title: 'Service Unavailable', category: 'application', when: 'The store could not complete the request (disk full, I/O error). Nothing was changed; reads keep working.' },
+  postgres_unavailable: { status: 503, title: 'Service Unavailable', category: 'cluster', when: 'Cluster mode: PostgreSQL cannot be reached (or a write kept losing races), so a management write was not made; verifications, rate limits and reads go on from the node\'s replica.' },
   shutting_down: { status: 503, title: 'Service Unavailable', category: 'application', when: 'The server is draining after SIGTERM and takes no new requests.' },
 } as const satisfies Record<string, CatalogueEntry>;
 

@@ -91,4 +91,6 @@ export const unexpectedError = (requestId: string): ApiError => new ApiError('un
 export const storageUnavailable = (detail: string): ApiError => new ApiError('storage_unavailable', detail);
 /** A reply whose commit (or fsync) failed after its handler ran. */
 export const commitFailed = (err: unknown): ApiError => storageUnavailable(`The store could not commit this request (${(err as Error).message}); nothing was changed.`);
+/** Cluster mode: PostgreSQL cannot take a write now. */
+export const postgresUnavailable = (detail: string): ApiError => new ApiError('postgres_unavailable', `${detail}.`);
 export const shuttingDown = (): ApiError => new ApiError('shutting_down', 'The server is shutting down; retry on another instance or after it restarts.');

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
 import type { DurabilityGate, Outgoing } from '../engine/durability.js';
 import { commitFailed, methodNotAllowed, procedureNotFound, requestBodyTooLarge, requestTimeout, shuttingDown, storageUnavailable, unsupportedMediaType } from '../errors/errors.js';
-import type { Dispatcher } from '../rpc/dispatch.js';
+import type { Dispatcher, DispatchResult } from '../rpc/dispatch.js';
 import { type Reply } from '../rpc/envelope.js';
 import type { Metrics } from '../rpc/metrics.js';
 import { errorPage, type Page } from './pages.js';
@@ -264,7 +264,13 @@ class Server {
       body = Buffer.concat(p.chunks, p.bodyBytes);
     }
     this.unlink(p); // the deadline is for the body's arrival
-    const { reply, effect } = this.dispatcher.dispatch(p.routeIndex, authorization, body);
+    const result = this.dispatcher.dispatch(p.routeIndex, authorization, body);
+    if (result instanceof Promise) void result.then((r) => this.hold(p, r));
+    else this.hold(p, result);
+  }
+
+  /** Hands a dispatched reply to the durability gate (a client gone meanwhile is skipped at finish). */
+  private hold(p: Pending, { reply, effect }: DispatchResult): void {
     p.reply = reply;
     this.deps.gate.hold(effect, p);
   }

@@ -22,12 +22,14 @@ function limitableNamespace(ctx: Ctx, nameOrId: string): NamespaceRecord | undef
 }
 
 /**
- * The namespaces of a limit/multiLimit call, new ones created on first use — only once every
- * one of them is allowed, so a refused call (403) leaves no namespace behind.
+ * The namespaces of a limit/multiLimit call checked, and the new ones created (in one
+ * transaction) — only once every one of them is allowed, so a refused call (403) leaves no
+ * namespace behind.
  */
-export function namespacesForLimit(ctx: Ctx, namesOrIds: readonly string[]): NamespaceRecord[] {
+export async function namespacesForLimit(ctx: Ctx, namesOrIds: readonly string[]): Promise<void> {
   const found = namesOrIds.map((n) => limitableNamespace(ctx, n));
-  return found.map((ns, i) => ns ?? ensureNamespace(ctx, ctx.principal.workspaceId, namesOrIds[i] as string, ctx.nowMs));
+  const missing = namesOrIds.filter((_, i) => found[i] === undefined);
+  if (missing.length > 0) await ctx.transact(() => missing.forEach((name) => ensureNamespace(ctx.principal.workspaceId, name, ctx.nowMs)));
 }
 
 /** For the override procedures: the namespace must exist; then `action` on it. */

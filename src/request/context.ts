@@ -3,10 +3,10 @@
 import type { Principal } from '../auth/permissions.js';
 import type { Page } from '../domain/cursor.js';
 import type { HotCalls } from '../engine/hotCalls.js';
-import type { Writer } from '../store/db.js';
+import type { AsyncWriter } from '../store/db.js';
 import type { BackgroundJobs } from '../workers/jobs.js';
 
-export interface Ctx extends Writer {
+export interface Ctx extends AsyncWriter {
   readonly principal: Principal;
   readonly nowMs: number;
   /** Drawn when first asked for. */
@@ -18,11 +18,12 @@ export interface Ctx extends Writer {
   /** Work that runs after the reply (cascades over many keys). */
   readonly jobs: BackgroundJobs;
   /**
-   * One atomic write transaction (store/db.ts Writer): the thread's open batch of hot calls
-   * is committed first, and the request is recorded as having written, so its reply waits
-   * for what the durability mode promises.
+   * One atomic write transaction (store/db.ts AsyncWriter), resolved once it is committed and
+   * this node's store has it. The thread's open batch of hot calls is committed first, and
+   * the request is recorded as having written, so its reply waits for what the durability
+   * mode promises.
    */
-  transact<T>(fn: () => T): T;
+  transact<T>(fn: () => T): Promise<T>;
 }
 
 /** What list handlers return; the dispatcher turns it into `data` + `pagination`. */

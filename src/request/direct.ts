@@ -5,7 +5,7 @@
 import type { Principal } from '../auth/permissions.js';
 import { HotCalls } from '../engine/hotCalls.js';
 import { createLogger } from '../log.js';
-import { direct } from '../store/db.js';
+import { direct, settled } from '../store/db.js';
 import { BackgroundJobs } from '../workers/jobs.js';
 import type { Ctx } from './context.js';
 
@@ -16,7 +16,7 @@ export function directCtx(principal: Principal, nowMs: number, opts: { vaultKey?
     requestId: opts.requestId ?? 'req_direct',
     vaultKey: opts.vaultKey,
     hot: new HotCalls(),
-    jobs: new BackgroundJobs(direct, createLogger('warn')),
-    transact: direct.transact,
+    jobs: new BackgroundJobs(settled(direct), createLogger('warn')),
+    transact: settled(direct).transact,
   };
 }

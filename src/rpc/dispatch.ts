@@ -9,13 +9,13 @@ import type { Principal } from '../auth/permissions.js';
 import { requirePermission } from '../auth/require.js';
 import { boundsMismatches, engineBounds } from '../engine/bounds.js';
 import type { DurabilityGate } from '../engine/durability.js';
-import { Effect, type HotCalls } from '../engine/hotCalls.js';
+import { Effect, type HotCalls, type Served } from '../engine/hotCalls.js';
 import { ApiError } from '../errors/apiError.js';
 import { invalidBody, malformedJson, unexpectedError } from '../errors/errors.js';
 import { fromAjv } from '../errors/fromAjv.js';
 import type { Logger } from '../log.js';
 import type { Ctx, ListResult } from '../request/context.js';
-import { asStorageError, type Writer } from '../store/db.js';
+import { asStorageError, type AsyncWriter } from '../store/db.js';
 import type { BackgroundJobs } from '../workers/jobs.js';
 import { errorReply, successBody, type Reply } from './envelope.js';
 import { newRequestId } from './requestId.js';
@@ -30,8 +30,8 @@ export interface DispatchResult {
 /** A serving thread's services, built once at start-up (serve.ts) and shared by its requests. */
 export interface ThreadServices {
   readonly gate: DurabilityGate;
-  /** Write transactions on this thread (store/db.ts gatedWriter of `gate`). */
-  readonly writer: Writer;
+  /** Write transactions of requests and background jobs (store/db.ts: this thread's gated writer, settled). */
+  readonly writer: AsyncWriter;
   readonly hot: HotCalls;
   readonly jobs: BackgroundJobs;
   readonly log: Logger;
@@ -100,7 +100,12 @@ export class Dispatcher {
     return alias === undefined ? -1 : (this.index.get(alias + name.slice(dot)) ?? -1);
   }
 
-  dispatch(routeIndex: number, authorization: string, bytes: Uint8Array): DispatchResult {
+  /**
+   * The reply to a request and what it changed: at once for a hot call, a refusal or a
+   * handler that answers without writing; a promise for a handler that writes (it resolves
+   * once the write is committed and this node's store has it).
+   */
+  dispatch(routeIndex: number, authorization: string, bytes: Uint8Array): DispatchResult | Promise<DispatchResult> {
     let ctx: RequestCtx | undefined;
     try {
       const { route, validate } = this.compiled[routeIndex] as Compiled;
@@ -124,22 +129,38 @@ export class Dispatcher {
         const id = rule.idField === undefined ? undefined : (input as Record<string, unknown>)[rule.idField];
         requirePermission(ctx.principal, rule.resource, typeof id === 'string' ? id : undefined, rule.action);
       }
-      if (route.kind === 'hot') {
-        const answer = route.handler(input as never, ctx);
-        return { reply: { status: 200, body: answer.body, headers: undefined }, effect: answer.effect };
-      }
       const result = route.handler(input as never, ctx);
-      let text: string;
-      if (route.list === true) {
-        const page = result as ListResult<unknown>;
-        text = successBody(ctx.requestId, page.items, { cursor: page.cursor, hasMore: page.hasMore });
-      } else {
-        text = successBody(ctx.requestId, result);
-      }
-      return { reply: { status: 200, body: text, headers: undefined }, effect: ctx.effect };
+      if (result instanceof Promise) return this.settle(route, ctx, result);
+      return this.answer(route, ctx, result);
     } catch (err) {
       return { reply: this.fail(ctx?.requestId ?? newRequestId(), err), effect: ctx?.effect ?? Effect.None };
     }
+  }
+
+  /** The reply once a handler's promise settles. */
+  private async settle(route: Route, ctx: RequestCtx, result: Promise<unknown>): Promise<DispatchResult> {
+    try {
+      return this.answer(route, ctx, await result);
+    } catch (err) {
+      return { reply: this.fail(ctx.requestId, err), effect: ctx.effect };
+    }
+  }
+
+  /** The success reply for a handler's result: a hot call's envelope, or data in one. */
+  private answer(route: Route, ctx: RequestCtx, result: unknown): DispatchResult {
+    if (route.kind === 'hot') {
+      // The full way of a limit may also have written itself (a new namespace).
+      const served = result as Served;
+      return { reply: { status: 200, body: served.body, headers: undefined }, effect: served.effect >= ctx.effect ? served.effect : ctx.effect };
+    }
+    let text: string;
+    if (route.list === true) {
+      const page = result as ListResult<unknown>;
+      text = successBody(ctx.requestId, page.items, { cursor: page.cursor, hasMore: page.hasMore });
+    } else {
+      text = successBody(ctx.requestId, result);
+    }
+    return { reply: { status: 200, body: text, headers: undefined }, effect: ctx.effect };
   }
 
   /** An error reply for a failure outside a procedure (transport errors). */
@@ -186,8 +207,8 @@ class RequestCtx implements Ctx {
     return this.services.jobs;
   }
 
-  transact<T>(fn: () => T): T {
-    const result = this.services.writer.transact(fn);
+  async transact<T>(fn: () => T): Promise<T> {
+    const result = await this.services.writer.transact(fn);
     this.effect = Effect.Wrote;
     return result;
   }

@@ -94,7 +94,7 @@ export interface MgmtRoute extends RouteBase {
  */
 export interface HotRoute extends RouteBase {
   readonly kind: 'hot';
-  readonly handler: (input: never, ctx: Ctx) => Served;
+  readonly handler: (input: never, ctx: Ctx) => Served | Promise<Served>;
   readonly fromBody?: (body: Uint8Array, ctx: Ctx) => Served | undefined;
 }
 

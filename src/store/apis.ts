@@ -1,10 +1,11 @@
 import { newId } from '../domain/ids.js';
-import { decode, getRecord, putRecord, scanPrefix, type Writer } from './db.js';
+import { decode, getRecord, putRecord, scanPrefix } from './db.js';
 import type { ApiRecord } from './records.js';
 
-export function insertApi(w: Writer, workspaceId: string, name: string, nowMs: number): ApiRecord {
+/** A new API (inside the caller's transaction). */
+export function insertApi(workspaceId: string, name: string, nowMs: number): ApiRecord {
   const api: ApiRecord = { id: newId('api', nowMs), workspaceId, name, createdAtMs: nowMs };
-  w.transact(() => putRecord('apis', api.id, api));
+  putRecord('apis', api.id, api);
   return api;
 }
 
@@ -14,14 +15,12 @@ export function findApi(workspaceId: string, apiId: string): ApiRecord | undefin
   return api !== undefined && api.workspaceId === workspaceId && api.deletedAtMs === undefined ? api : undefined;
 }
 
-/** Soft delete; returns false when the API was not found for this workspace. */
-export function markApiDeleted(w: Writer, workspaceId: string, apiId: string, nowMs: number): boolean {
-  return w.transact(() => {
-    const api = findApi(workspaceId, apiId);
-    if (api === undefined) return false;
-    putRecord('apis', apiId, { ...api, deletedAtMs: nowMs });
-    return true;
-  });
+/** Soft delete (inside the caller's transaction); returns false when the API was not found for this workspace. */
+export function markApiDeleted(workspaceId: string, apiId: string, nowMs: number): boolean {
+  const api = findApi(workspaceId, apiId);
+  if (api === undefined) return false;
+  putRecord('apis', apiId, { ...api, deletedAtMs: nowMs });
+  return true;
 }
 
 /** Key ids of an API in key-id order from `fromKeyId` (inclusive): an IdSource for paginate. */

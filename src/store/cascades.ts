@@ -12,7 +12,7 @@
 // resumes it; a permission created
 // again under a gone slug first finishes the unlinking of the old one (`settleGone`), so
 // no key that held the old one gets the new one.
-import { delRecord, getRecord, putRecord, putText, scanPrefix, type Writer } from './db.js';
+import { delRecord, getRecord, putRecord, putText, scanPrefix } from './db.js';
 import { allGone, gonePermissionId, goneKey } from './gone.js';
 import { idxAll, idxDel, idxList } from './indexes.js';
 import { getKeyRecord, saveKey } from './keys.js';
@@ -78,12 +78,13 @@ export function deleteIdentityEverywhere(identity: IdentityRecord): Unlinking {
 export const UNLINK_BATCH = 200;
 
 /**
- * Unlinks up to UNLINK_BATCH keys from the deleted role, identity or permission (one
- * transaction); returns how many keys it visited, 0 once none is left (the unlinking's
- * records are then removed). A key that no longer holds it only loses the index entry.
+ * Unlinks up to UNLINK_BATCH keys from the deleted role, identity or permission (inside the
+ * caller's transaction, one per batch); returns how many keys it visited, 0 once none is
+ * left (the unlinking's records are then removed). A key that no longer holds it only loses
+ * the index entry.
  */
-export function unlinkBatch(w: Writer, u: Unlinking, nowMs: number): number {
-  return w.transact(() => unlinkSome(u, UNLINK_BATCH, nowMs));
+export function unlinkBatch(u: Unlinking, nowMs: number): number {
+  return unlinkSome(u, UNLINK_BATCH, nowMs);
 }
 
 /** `unlinkBatch`'s body, inside the caller's transaction. */

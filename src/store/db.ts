@@ -61,6 +61,12 @@ export function scanPrefix(table: Table, prefix: string, from: string | undefine
   return out;
 }
 
+/** The first `limit` keys of a table as they are stored (binary keys included). */
+export function rawKeys(table: Table, limit: number): Buffer[] {
+  const flat = native.range(table, Buffer.alloc(0), null, limit);
+  return flat.filter((_, i) => i % 2 === 0);
+}
+
 function prefixEnd(prefix: string): Buffer | null {
   if (prefix === '') return null;
   const bytes = Buffer.from(prefix, 'utf8');
@@ -76,9 +82,9 @@ function prefixEnd(prefix: string): Buffer | null {
 }
 
 /**
- * What runs write transactions: the request's context in the server (which commits the
- * thread's open batch of hot calls first and records that the request wrote), or `direct`
- * where no batch can be open (the CLI, start-up, tests driving the store by hand).
+ * Runs write transactions on this thread's store, now: `direct` where no batch of hot calls
+ * can be open (the CLI, start-up, background work, tests driving the store by hand), or a
+ * serving thread's `gatedWriter`.
  */
 export interface Writer {
   /**
@@ -86,6 +92,28 @@ export interface Writer {
    * so it must only read and write the store. Storage failures become a 503 ApiError.
    */
   transact<T>(fn: () => T): T;
+}
+
+/**
+ * Runs write transactions where the store's truth is, and resolves once one is committed
+ * and this node's store has it: a request's context (Ctx) and background jobs write through
+ * one. `fn` is as for Writer: it may run more than once.
+ */
+export interface AsyncWriter {
+  transact<T>(fn: () => T): Promise<T>;
+}
+
+/** A Writer's transactions as an AsyncWriter's (committed before the promise is made). */
+export function settled(writer: Writer): AsyncWriter {
+  return {
+    transact(fn) {
+      try {
+        return Promise.resolve(writer.transact(fn));
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+  };
 }
 
 /** Commits `fn` as one transaction on this thread, which must have no batch open. */

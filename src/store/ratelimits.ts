@@ -1,7 +1,7 @@
 // Rate-limit namespaces and overrides in the store (records.ts). Windows belong to the
 // engine (native/src/limit.rs) and are never touched here.
 import { newId } from '../domain/ids.js';
-import { getRecord, putRecord, type Writer } from './db.js';
+import { delRecord, getRecord, putRecord } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
 import { native } from '../engine/native.js';
 import { IDX, type NamespaceRecord, type OverrideRecord } from './records.js';
@@ -35,41 +35,38 @@ export function findNamespace(workspaceId: string, nameOrId: string): NamespaceR
   return record;
 }
 
-/** The namespace with this name, created when missing (concurrent creators agree on one). */
-export function ensureNamespace(w: Writer, workspaceId: string, name: string, nowMs: number): NamespaceRecord {
-  return findNamespace(workspaceId, name) ?? w.transact(() => {
-    const key = namespaceKey(workspaceId, name);
-    const existing = getRecord<NamespaceRecord>('ratelimit_namespaces', key);
-    if (existing !== undefined) return existing;
-    const record: NamespaceRecord = { id: newId('rlns', nowMs), workspaceId, name, createdAtMs: nowMs };
-    putRecord('ratelimit_namespaces', key, record);
-    idxPut(IDX.nsId(record.id), key);
-    return record;
-  });
+/**
+ * The namespace with this name, created when missing (inside the caller's transaction, so
+ * concurrent creators agree on one).
+ */
+export function ensureNamespace(workspaceId: string, name: string, nowMs: number): NamespaceRecord {
+  const key = namespaceKey(workspaceId, name);
+  const existing = getRecord<NamespaceRecord>('ratelimit_namespaces', key);
+  if (existing !== undefined) return existing;
+  const record: NamespaceRecord = { id: newId('rlns', nowMs), workspaceId, name, createdAtMs: nowMs };
+  putRecord('ratelimit_namespaces', key, record);
+  idxPut(IDX.nsId(record.id), key);
+  return record;
 }
 
-/** Upsert keyed by (namespace, identifier): an existing override keeps its id. */
-export function upsertOverride(w: Writer, ns: NamespaceRecord, identifier: string, limit: number, durationMs: number, nowMs: number): OverrideRecord {
-  return w.transact(() => {
-    const key = overrideKey(ns.id, identifier);
-    const existing = getRecord<OverrideRecord>('ratelimit_overrides', key);
-    const record: OverrideRecord = { id: existing?.id ?? newId('rlor', nowMs), namespaceId: ns.id, identifier, limit, durationMs, createdAtMs: existing?.createdAtMs ?? nowMs };
-    putRecord('ratelimit_overrides', key, record);
-    idxPut(IDX.nsOverrides(ns.id) + record.id, key);
-    return record;
-  });
+/** Upsert keyed by (namespace, identifier), inside the caller's transaction: an existing override keeps its id. */
+export function upsertOverride(ns: NamespaceRecord, identifier: string, limit: number, durationMs: number, nowMs: number): OverrideRecord {
+  const key = overrideKey(ns.id, identifier);
+  const existing = getRecord<OverrideRecord>('ratelimit_overrides', key);
+  const record: OverrideRecord = { id: existing?.id ?? newId('rlor', nowMs), namespaceId: ns.id, identifier, limit, durationMs, createdAtMs: existing?.createdAtMs ?? nowMs };
+  putRecord('ratelimit_overrides', key, record);
+  idxPut(IDX.nsOverrides(ns.id) + record.id, key);
+  return record;
 }
 
-/** Deletes the override stored under exactly this identifier; false if there is none. */
-export function removeOverride(w: Writer, ns: NamespaceRecord, identifier: string): boolean {
-  return w.transact(() => {
-    const key = overrideKey(ns.id, identifier);
-    const existing = getRecord<OverrideRecord>('ratelimit_overrides', key);
-    if (existing === undefined) return false;
-    native.del('ratelimit_overrides', key);
-    idxDel(IDX.nsOverrides(ns.id) + existing.id);
-    return true;
-  });
+/** Deletes the override stored under exactly this identifier (inside the caller's transaction); false if there is none. */
+export function removeOverride(ns: NamespaceRecord, identifier: string): boolean {
+  const key = overrideKey(ns.id, identifier);
+  const existing = getRecord<OverrideRecord>('ratelimit_overrides', key);
+  if (existing === undefined) return false;
+  delRecord('ratelimit_overrides', key);
+  idxDel(IDX.nsOverrides(ns.id) + existing.id);
+  return true;
 }
 
 export function overrideById(ns: NamespaceRecord, overrideId: string): OverrideRecord | undefined {

@@ -2,7 +2,7 @@ import { randomBytes } from '../domain/random.js';
 import { base58 } from '../domain/base58.js';
 import { newId } from '../domain/ids.js';
 import { normalizeGrant } from '../domain/grants.js';
-import { delRecord, getNumber, getRecord, getText, putNumber, putRecord, putText, scanPrefix, decode, type Writer } from './db.js';
+import { delRecord, getNumber, getRecord, getText, putNumber, putRecord, putText, scanPrefix, decode } from './db.js';
 import { native } from '../engine/native.js';
 import { META_ROOT_KEYS_VERSION, type RootKeyRecord, type WorkspaceRecord } from './records.js';
 
@@ -25,9 +25,10 @@ export function rootKeysVersion(): number {
   return native.rootKeysVersion();
 }
 
-export function createWorkspace(w: Writer, nowMs: number): WorkspaceRecord {
+/** A new workspace (inside the caller's transaction). */
+export function createWorkspace(nowMs: number): WorkspaceRecord {
   const ws: WorkspaceRecord = { id: newId('ws', nowMs), createdAtMs: nowMs };
-  w.transact(() => putRecord('workspaces', ws.id, ws));
+  putRecord('workspaces', ws.id, ws);
   return ws;
 }
 
@@ -56,13 +57,11 @@ export function insertRootKey(workspaceId: string, key: string, permissions: rea
   return record;
 }
 
-export function createRootKey(w: Writer, workspaceId: string, permissions: readonly string[], nowMs: number): { record: RootKeyRecord; key: string } {
+/** A new root key of an existing workspace (inside the caller's transaction), and its value, shown once. */
+export function createRootKey(workspaceId: string, permissions: readonly string[], nowMs: number): { record: RootKeyRecord; key: string } {
+  if (getWorkspace(workspaceId) === undefined) throw new Error(`workspace ${workspaceId} does not exist`);
   const key = generateRootKey();
-  const record = w.transact(() => {
-    if (getWorkspace(workspaceId) === undefined) throw new Error(`workspace ${workspaceId} does not exist`);
-    return insertRootKey(workspaceId, key, permissions, nowMs);
-  });
-  return { record, key };
+  return { record: insertRootKey(workspaceId, key, permissions, nowMs), key };
 }
 
 export function findRootKeyByHash(hash: string): RootKeyRecord | undefined {
@@ -76,13 +75,12 @@ export function listRootKeys(workspaceId?: string): RootKeyRecord[] {
     .filter((r) => workspaceId === undefined || r.workspaceId === workspaceId);
 }
 
-export function revokeRootKey(w: Writer, id: string): boolean {
-  return w.transact(() => {
-    const record = getRecord<RootKeyRecord>('root_keys', id);
-    if (record === undefined) return false;
-    delRecord('root_keys', id);
-    delRecord('root_key_hashes', record.hash);
-    bumpVersion();
-    return true;
-  });
+/** Revokes a root key (inside the caller's transaction); false when there is none. */
+export function revokeRootKey(id: string): boolean {
+  const record = getRecord<RootKeyRecord>('root_keys', id);
+  if (record === undefined) return false;
+  delRecord('root_keys', id);
+  delRecord('root_key_hashes', record.hash);
+  bumpVersion();
+  return true;
 }

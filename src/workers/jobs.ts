@@ -5,7 +5,7 @@ import { Piscina } from 'piscina';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { Writer } from '../store/db.js';
+import type { AsyncWriter } from '../store/db.js';
 import { purgeBatch, type PurgeTask } from './purgeApi.js';
 import { unlinkBatch, type Unlinking } from '../store/cascades.js';
 
@@ -19,23 +19,23 @@ export class BackgroundJobs {
    * `writer`, one batch per loop turn.
    */
   constructor(
-    private readonly writer: Writer,
+    private readonly writer: AsyncWriter,
     private readonly log: Logger,
     private readonly config?: Pick<Config, 'dataDir' | 'initialMapBytes' | 'writeMap'>,
   ) {}
 
   /** Removes a deleted API's keys in the background; resolves with the count removed. */
   purgeApi(apiId: string): Promise<number> {
-    return this.run({ apiId }, () => purgeBatch(this.writer, apiId), 'purged the keys of a deleted API', 'purging a deleted API', { apiId });
+    return this.run({ apiId }, () => this.writer.transact(() => purgeBatch(apiId)), 'purged the keys of a deleted API', 'purging a deleted API', { apiId });
   }
 
   /** Unlinks the keys of a deleted role, identity or permission; resolves with the count visited. */
   unlink(unlinking: Unlinking): Promise<number> {
     const what = `a deleted ${unlinking.kind}`;
-    return this.run({ unlinking }, () => unlinkBatch(this.writer, unlinking, Date.now()), `unlinked the keys of ${what}`, `unlinking the keys of ${what}`, { [`${unlinking.kind}Id`]: unlinking.id });
+    return this.run({ unlinking }, () => this.writer.transact(() => unlinkBatch(unlinking, Date.now())), `unlinked the keys of ${what}`, `unlinking the keys of ${what}`, { [`${unlinking.kind}Id`]: unlinking.id });
   }
 
-  private run(work: Pick<PurgeTask, 'apiId' | 'unlinking'>, batch: () => number, done: string, failed: string, fields: Record<string, string>): Promise<number> {
+  private run(work: Pick<PurgeTask, 'apiId' | 'unlinking'>, batch: () => Promise<number>, done: string, failed: string, fields: Record<string, string>): Promise<number> {
     if (this.config === undefined) return onThisThread(batch);
     this.pool ??= new Piscina({ filename: fileURLToPath(new URL('./purgeApi.js', import.meta.url)), maxThreads: 1, idleTimeout: 5_000 });
     const task: PurgeTask = { dataDir: this.config.dataDir, initialMapBytes: this.config.initialMapBytes, writeMap: this.config.writeMap, ...work };
@@ -72,20 +72,12 @@ export class BackgroundJobs {
  * with what was done: what is left is still marked in the store and resumed at the next
  * start, as after a crash.
  */
-function onThisThread(batch: () => number): Promise<number> {
-  return new Promise((resolve) => {
-    let total = 0;
-    const step = (): void => {
-      let n = 0;
-      try {
-        n = batch();
-      } catch {
-        n = 0;
-      }
-      total += n;
-      if (n > 0) setImmediate(step);
-      else resolve(total);
-    };
-    setImmediate(step);
-  });
+async function onThisThread(batch: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (;;) {
+    await new Promise((resolve) => setImmediate(resolve));
+    const n = await batch().catch(() => 0);
+    total += n;
+    if (n === 0) return total;
+  }
 }

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { native } from '../engine/native.js';
 import { apiKeyIds } from '../store/apis.js';
-import { delRecord, direct, getRecord, type Writer } from '../store/db.js';
+import { delRecord, direct, getRecord } from '../store/db.js';
 import { getKeyRecord, removeKey } from '../store/keys.js';
 import { unlinkBatch, type Unlinking } from '../store/cascades.js';
 import type { ApiRecord } from '../store/records.js';
@@ -22,18 +22,16 @@ export interface PurgeTask {
   unlinking?: Unlinking;
 }
 
-/** Deletes up to BATCH keys of the API; returns how many it deleted. */
-export function purgeBatch(w: Writer, apiId: string): number {
-  return w.transact(() => {
-    const ids = apiKeyIds(apiId, undefined, BATCH);
-    for (const id of ids) {
-      const key = getKeyRecord(id);
-      if (key !== undefined) removeKey(key);
-      else native.del('api_keys', `${apiId}/${id}`);
-    }
-    if (ids.length === 0 && getRecord<ApiRecord>('apis', apiId)?.deletedAtMs !== undefined) delRecord('apis', apiId);
-    return ids.length;
-  });
+/** Deletes up to BATCH keys of the API (inside the caller's transaction, one per batch); returns how many it deleted. */
+export function purgeBatch(apiId: string): number {
+  const ids = apiKeyIds(apiId, undefined, BATCH);
+  for (const id of ids) {
+    const key = getKeyRecord(id);
+    if (key !== undefined) removeKey(key);
+    else delRecord('api_keys', `${apiId}/${id}`);
+  }
+  if (ids.length === 0 && getRecord<ApiRecord>('apis', apiId)?.deletedAtMs !== undefined) delRecord('apis', apiId);
+  return ids.length;
 }
 
 // Between batches the worker rests for REST_FACTOR times as long as the batch took. LMDB's
@@ -61,6 +59,6 @@ function paced(batch: () => number): number {
 export default function run(task: PurgeTask): number {
   native.open(task.dataDir, false, 0, task.initialMapBytes, task.writeMap);
   const { unlinking, apiId } = task;
-  if (unlinking !== undefined) return paced(() => unlinkBatch(direct, unlinking, Date.now()));
-  return apiId === undefined ? 0 : paced(() => purgeBatch(direct, apiId));
+  if (unlinking !== undefined) return paced(() => direct.transact(() => unlinkBatch(unlinking, Date.now())));
+  return apiId === undefined ? 0 : paced(() => direct.transact(() => purgeBatch(apiId)));
 }

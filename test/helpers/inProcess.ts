@@ -50,7 +50,7 @@ export function inProcessServer(opts: { env?: Record<string, string> } = {}): ()
     const config = loadConfig({ KEYWARD_DATA_DIR: dir, KEYWARD_ROOT_KEY: rootKey, KEYWARD_PUBLIC_URL: URL_BASE, KEYWARD_LOG_LEVEL: 'silent', KEYWARD_MAP_BYTES: String(16 * 1024 * 1024), ...opts.env });
     const t = openThread(config);
     thread = t;
-    const boot = bootstrap(direct, rootKey, Date.now());
+    const boot = direct.transact(() => bootstrap(rootKey, Date.now()));
     if (typeof boot !== 'object') throw new Error(`bootstrap of a fresh store answered ${boot}`);
     const workspaceId = boot.workspaceId;
     server = {
@@ -60,10 +60,10 @@ export function inProcessServer(opts: { env?: Record<string, string> } = {}): ()
       workspaceId,
       request: (procedure, body, authorization) => t.request(procedure, body, authorization).then(toCallResult),
       rootKeyWith(permissions, ws = workspaceId) {
-        const { record, key } = createRootKey(direct, ws, permissions, Date.now());
+        const { record, key } = direct.transact(() => createRootKey(ws, permissions, Date.now()));
         return { key, rootKeyId: record.id, workspaceId: ws };
       },
-      newWorkspace: () => createWorkspace(direct, Date.now()).id,
+      newWorkspace: () => direct.transact(() => createWorkspace(Date.now())).id,
     };
   });
   afterAll(async () => {

@@ -129,6 +129,29 @@ pub fn transaction(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error
     })
 }
 
+/// dryRun(fn: () => T): [T, Buffer] — runs fn as `transaction` does (it may be re-run after
+/// the map grew) but never commits: returns fn's value and what it wrote (store::dry_run:
+/// record puts and deletes with each key's value before and after, and credits under
+/// CREDITS_WRITES), encoded as store::encode_written lays it out.
+pub fn dry_run(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let f = args[0];
+    if env.type_of(f)? != ValueType::Function {
+        return Err(bad("dryRun() needs a function"));
+    }
+    let recv = env.undefined()?;
+    let (value, written) = store::dry_run(|| {
+        let result = env.call(recv, f, &[]);
+        if store::transaction_needs_retry() {
+            env.clear_exception();
+        }
+        result.map_err(Error::from)
+    })?;
+    let out = env.array(2)?;
+    env.set_element(out, 0, value)?;
+    env.set_element(out, 1, env.buffer_copy(&store::encode_written(&written))?)?;
+    Ok(out)
+}
+
 /// sync(): void — mdb_env_sync(force = 1).
 pub fn sync(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     store::sync()?;
@@ -229,18 +252,27 @@ pub fn credits_set(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error
     if c.remaining < 0 || c.refill_amount < -1 || c.refill_amount == 0 || !(0..=31).contains(&c.refill_day) {
         return Err(bad("credits out of range"));
     }
+    let key_id = credits_key_id(key)?;
+    let tuple: Vec<u8> = [c.remaining, c.refill_amount, c.refill_day, c.last_refill_at_ms].iter().flat_map(|v| (*v as f64).to_le_bytes()).collect();
+    store::note_written(CREDITS_WRITES, key_id, || Ok(None), Some(&tuple))?;
     store::note_records_change()?;
-    counterlog::put(&credits::record_key(credits_key_id(key)?), &c.encode())?;
+    counterlog::put(&credits::record_key(key_id), &c.encode())?;
     Ok(env.undefined()?)
 }
+
+/// The table id under which a dry run notes credits set or deleted (dryRun): the key id, and
+/// the tuple `[remaining, refillAmount, refillDay, lastRefillAtMs]` as four f64 LE (absent:
+/// deleted). src/cluster/changes.ts reads them back.
+pub const CREDITS_WRITES: u8 = 100;
 
 /// creditsDelete(keyId): boolean — inside a transaction: the key becomes unlimited (true if
 /// it had a credits record).
 pub fn credits_delete(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     let mut stack = [0u8; KEY_STACK];
-    let key = key_id_arg(env, args[0], &mut stack)?;
+    let key_id = credits_key_id(key_id_arg(env, args[0], &mut stack)?)?;
+    store::note_written(CREDITS_WRITES, key_id, || Ok(None), None)?;
     store::note_records_change()?;
-    Ok(env.boolean(counterlog::remove(&credits::record_key(credits_key_id(key)?))?)?)
+    Ok(env.boolean(counterlog::remove(&credits::record_key(key_id))?)?)
 }
 
 /// A key id as keyward makes them (no '/'); anything else is a caller's mistake.

@@ -10,7 +10,7 @@ use crate::ffi::lmdb;
 use super::env::grow_map;
 use super::error::{Result, StoreError};
 use super::hook;
-use super::write_txn::{abort, begin_active, commit, in_transaction, ActiveTxn, ACTIVE};
+use super::write_txn::{abort, begin_active, commit_active, in_transaction, ActiveTxn, ACTIVE};
 
 /// Opens this thread's batch (see the module comment).
 pub fn batch_begin() -> Result<()> {
@@ -59,7 +59,7 @@ pub fn batch_commit() -> Result<bool> {
         abort(active);
         return Err(e);
     }
-    match commit(active) {
+    match commit_active(active) {
         Ok(()) => Ok(true),
         Err(lmdb::MDB_MAP_FULL) => {
             grow_map(map_bytes)?;

@@ -8,6 +8,7 @@
 //! - `syncer`: the background fsync thread;
 //! - `read_txn`: the transaction a read goes through (kept per thread between reads);
 //! - `write_txn`: this thread's write transaction, `transaction` and its re-runs;
+//! - `dry_run`: a write transaction run to collect its writes, never committed;
 //! - `batch`: group commit of the hot calls;
 //! - `hook`: what another module does at the ends of a write transaction (the counter log);
 //! - `view`: reads (a consistent `View`, `get`, ranges); `write`: puts and deletes;
@@ -17,6 +18,7 @@
 //! through the commit hook.
 
 mod batch;
+mod dry_run;
 mod env;
 mod epoch;
 mod error;
@@ -34,6 +36,7 @@ mod write_txn;
 pub(crate) mod tests;
 
 pub use batch::{batch_abort, batch_begin, batch_commit, in_batch};
+pub use dry_run::{dry_run, encode as encode_written, note as note_written};
 pub use env::{commit_mark, last_generation};
 pub use epoch::{note_records_change, records_epoch, records_mark, uncommitted_record_change};
 pub use error::StoreError;

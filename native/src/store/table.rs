@@ -65,6 +65,11 @@ impl Table {
         Table::NAMES[self.index()]
     }
 
+    /// The table's id (its place in the list; src/engine/tables.ts names it the same).
+    pub fn id(self) -> u8 {
+        self.0
+    }
+
     /// The table's id as an index (into `Table::ALL`, and of its cursor in a transaction).
     pub(super) fn index(self) -> usize {
         usize::from(self.0)

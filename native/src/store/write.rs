@@ -1,9 +1,11 @@
 //! Writes, only inside this thread's write transaction (write_txn.rs): records (`put`,
-//! `del`, which bump the records epoch, epoch.rs) and counters (`put_counter`,
+//! `del`, which bump the records epoch, epoch.rs, and a dry run collects, dry_run.rs) and
+//! counters (`put_counter`,
 //! `append_counter`, `del_counter`, which do not).
 
 use crate::ffi::lmdb;
 
+use super::dry_run::note_record;
 use super::epoch::note_records_change;
 use super::error::{lmdb_failed, Result, StoreError};
 use super::table::Table;
@@ -14,6 +16,7 @@ use super::write_txn::{put_at, with_write};
 pub fn put(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
     check_key(key)?;
     only_through_counterlog(table)?;
+    note_record(table, key, Some(value))?;
     note_records_change()?;
     put_counter(table, key, value)
 }
@@ -50,6 +53,7 @@ pub fn put_counter(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
 pub fn del(table: Table, key: &[u8]) -> Result<bool> {
     check_key(key)?;
     only_through_counterlog(table)?;
+    note_record(table, key, None)?;
     note_records_change()?;
     del_counter(table, key)
 }

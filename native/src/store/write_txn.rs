@@ -80,40 +80,61 @@ pub(super) fn put_at(cursor: &mut CursorMut<'_>, key: &[u8], value: &[u8]) -> Re
 /// the transaction is aborted, the map doubled and `body` re-run from scratch. Bodies must
 /// therefore have no side effects outside the store. Nested calls are `NestedTxn`.
 pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E>) -> Result<T, E> {
-    if in_transaction() {
-        return Err(StoreError::NestedTxn("transaction").into());
-    }
     loop {
-        let map_bytes = begin_active(false)?;
-        let unwind = AbortActiveOnUnwind;
-        let mut result = body();
-        if result.is_ok() {
-            if let Err(e) = hook::before_commit() {
-                result = Err(e.into());
-            }
-        }
-        std::mem::forget(unwind);
-        let active = ACTIVE
-            .with(|a| a.borrow_mut().take())
-            .expect("active transaction");
-        if active.map_full {
-            abort(active);
-            grow_map(map_bytes)?;
-            continue;
-        }
-        let value = match result {
-            Ok(value) => value,
-            Err(e) => {
-                abort(active);
-                return Err(e);
-            }
-        };
+        let Some((value, active)) = run_body(&mut body)? else { continue };
+        let map_bytes = active.map_bytes;
         match commit(active) {
             Ok(()) => return Ok(value),
             Err(lmdb::MDB_MAP_FULL) => grow_map(map_bytes)?,
             Err(rc) => return Err(StoreError::Lmdb("commit", rc).into()),
         }
     }
+}
+
+/// The body of a transaction ready to end: the body's value and the transaction, taken out of
+/// ACTIVE.
+pub(super) struct Ended {
+    active: ActiveTxn,
+    map_bytes: usize,
+}
+
+/// Runs `body` once inside a new write transaction (`transaction`, `dry_run`): Some(the
+/// body's value and the transaction, to commit or abort) when the body succeeded; None when
+/// the map filled up (it has grown; run the body again); the body's error otherwise (the
+/// transaction aborted).
+pub(super) fn run_body<T, E: From<StoreError>>(body: &mut impl FnMut() -> Result<T, E>) -> Result<Option<(T, Ended)>, E> {
+    if in_transaction() {
+        return Err(StoreError::NestedTxn("transaction").into());
+    }
+    let map_bytes = begin_active(false)?;
+    let unwind = AbortActiveOnUnwind;
+    let mut result = body();
+    if result.is_ok() {
+        if let Err(e) = hook::before_commit() {
+            result = Err(e.into());
+        }
+    }
+    std::mem::forget(unwind);
+    let active = ACTIVE
+        .with(|a| a.borrow_mut().take())
+        .expect("active transaction");
+    if active.map_full {
+        abort(active);
+        grow_map(map_bytes)?;
+        return Ok(None);
+    }
+    match result {
+        Ok(value) => Ok(Some((value, Ended { active, map_bytes }))),
+        Err(e) => {
+            abort(active);
+            Err(e)
+        }
+    }
+}
+
+/// Ends a transaction `run_body` left ready without committing it.
+pub(super) fn abort_taken(ended: Ended) {
+    abort(ended.active);
 }
 
 /// Begins this thread's write transaction (adopting a map grown by another process; for a
@@ -163,8 +184,13 @@ pub(super) fn abort(active: ActiveTxn) {
     active.txn.abort();
 }
 
+/// Commits a transaction `run_body` left ready.
+fn commit(ended: Ended) -> Committed {
+    commit_active(ended.active)
+}
+
 /// Commits `active` through the hook, then releases the guard.
-pub(super) fn commit(active: ActiveTxn) -> Committed {
+pub(super) fn commit_active(active: ActiveTxn) -> Committed {
     let ActiveTxn { txn, guard, .. } = active;
     let committed = hook::commit(txn);
     drop(guard);

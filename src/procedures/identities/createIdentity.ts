@@ -3,8 +3,8 @@ import type { Ctx } from '../../request/context.js';
 import { ratelimitDefs, type RatelimitInput } from '../../fields/keys.js';
 import { identityMetaJson } from '../../fields/meta.js';
 
-export function createIdentity(input: { externalId: string; meta?: Record<string, unknown>; ratelimits?: RatelimitInput[] }, ctx: Ctx): { identityId: string } {
+export async function createIdentity(input: { externalId: string; meta?: Record<string, unknown>; ratelimits?: RatelimitInput[] }, ctx: Ctx): Promise<{ identityId: string }> {
   const fields = { ratelimits: ratelimitDefs(input.ratelimits ?? [], [], ctx.nowMs), ...(input.meta === undefined ? {} : { metaJson: identityMetaJson(input.meta) }) };
-  const identity = ctx.transact(() => insertIdentity(ctx.principal.workspaceId, input.externalId, fields, ctx.nowMs));
+  const identity = await ctx.transact(() => insertIdentity(ctx.principal.workspaceId, input.externalId, fields, ctx.nowMs));
   return { identityId: identity.id };
 }

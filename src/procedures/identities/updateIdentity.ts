@@ -13,7 +13,7 @@ export interface UpdateIdentityInput {
 }
 
 /** Omitted fields stay; `meta: null` clears; `ratelimits` replaces the set (same names keep their ids). */
-export function updateIdentity(input: UpdateIdentityInput, ctx: Ctx): IdentityView {
+export async function updateIdentity(input: UpdateIdentityInput, ctx: Ctx): Promise<IdentityView> {
   const meta = input.meta === undefined || input.meta === null ? input.meta : identityMetaJson(input.meta);
   return ctx.transact(() => {
     const before = identityFor(ctx, input.identity, 'update_identity');

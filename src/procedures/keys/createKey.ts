@@ -30,7 +30,7 @@ export interface CreateKeyInput {
   recoverable: boolean;
 }
 
-export function createKey(input: CreateKeyInput, ctx: Ctx): { keyId: string; key: string } {
+export async function createKey(input: CreateKeyInput, ctx: Ctx): Promise<{ keyId: string; key: string }> {
   const ws = ctx.principal.workspaceId;
   if (input.recoverable) {
     requirePermission(ctx.principal, 'apis', input.apiId, 'encrypt_key');
@@ -61,7 +61,7 @@ export function createKey(input: CreateKeyInput, ctx: Ctx): { keyId: string; key
   if (input.expires !== undefined) record.expiresAtMs = input.expires;
   if (meta !== undefined) record.metaJson = meta;
   if (input.recoverable && ctx.vaultKey !== undefined) record.vault = seal(ctx.vaultKey, keyId, key);
-  ctx.transact(() => {
+  await ctx.transact(() => {
     if (findApi(ws, input.apiId) === undefined) throw apiNotFound(input.apiId);
     record.roleIds = requireRoles(ws, input.roles ?? []).map((r) => r.id);
     record.permissions = ensurePermissions(ws, input.permissions ?? [], ctx.nowMs).records.map((p) => p.slug);

@@ -18,7 +18,7 @@ const MINUTE_MS = 60_000;
  * `expiration` ms from now, rounded up to a whole minute (0: at once), and no later than
  * it would have anyway, nor than MAX_EXPIRES_MS.
  */
-export function rerollKey(input: { keyId: string; expiration: number }, ctx: Ctx): { keyId: string; key: string } {
+export async function rerollKey(input: { keyId: string; expiration: number }, ctx: Ctx): Promise<{ keyId: string; key: string }> {
   return ctx.transact(() => {
     const old = keyFor(ctx, input.keyId, 'create_key');
     if (old.vault !== undefined) {

@@ -14,7 +14,7 @@ export interface UpdateCreditsInput {
  * set (null = unlimited), increment, decrement (floors at 0); returns the new balance. `set`
  * needs `value` written out: a request that forgot it must not silently make the key unlimited.
  */
-export function updateCredits(input: UpdateCreditsInput, ctx: Ctx): CreditsView {
+export async function updateCredits(input: UpdateCreditsInput, ctx: Ctx): Promise<CreditsView> {
   if (input.operation === 'set' && input.value === undefined) throw invalidInput('body.value', 'is required for set', 'send a whole number ≥ 0, or null to make the key unlimited');
   return ctx.transact(() => {
     const key = keyFor(ctx, input.keyId, 'update_key');

@@ -51,7 +51,7 @@ function applyCredits(keyId: string, credits: NonNullable<UpdateKeyInput['credit
   writeCredits(keyId, [remaining, amount, day, credits.remaining === undefined && !refillAdded ? (current?.[3] ?? nowMs) : nowMs]);
 }
 
-export function updateKey(input: UpdateKeyInput, ctx: Ctx): KeyView {
+export async function updateKey(input: UpdateKeyInput, ctx: Ctx): Promise<KeyView> {
   const ws = ctx.principal.workspaceId;
   const meta = input.meta === undefined || input.meta === null ? input.meta : metaJson(input.meta);
   return ctx.transact(() => {

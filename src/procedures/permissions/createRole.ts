@@ -3,11 +3,11 @@ import { ensurePermissions, insertRole, missingPermissions } from '../../store/p
 import type { Ctx } from '../../request/context.js';
 import { roleView, type RoleView } from '../../views/permissions.js';
 
-export function createRole(input: { name: string; description?: string; permissions?: string[] }, ctx: Ctx): RoleView & { roleId: string } {
+export async function createRole(input: { name: string; description?: string; permissions?: string[] }, ctx: Ctx): Promise<RoleView & { roleId: string }> {
   const ws = ctx.principal.workspaceId;
   const slugs = input.permissions ?? [];
   if (slugs.length > 0) requirePermission(ctx.principal, 'rbac', undefined, 'add_permission_to_role');
-  const role = ctx.transact(() => {
+  const role = await ctx.transact(() => {
     if (missingPermissions(ws, slugs).length > 0) requirePermission(ctx.principal, 'rbac', undefined, 'create_permission');
     return insertRole(ws, input, ensurePermissions(ws, slugs, ctx.nowMs).records, ctx.nowMs);
   });

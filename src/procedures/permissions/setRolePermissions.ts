@@ -5,7 +5,7 @@ import { roleFor } from '../../lookups/permissions.js';
 import { permissionView, type PermissionView } from '../../views/permissions.js';
 
 /** Replaces the role's permissions (missing slugs are created); returns the resulting set. */
-export function setRolePermissions(input: { roleId: string; permissions: string[] }, ctx: Ctx): PermissionView[] {
+export async function setRolePermissions(input: { roleId: string; permissions: string[] }, ctx: Ctx): Promise<PermissionView[]> {
   const ws = ctx.principal.workspaceId;
   return ctx.transact(() => {
     const role = roleFor(ctx, input.roleId);

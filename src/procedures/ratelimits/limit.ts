@@ -14,8 +14,8 @@ export interface LimitInput {
  * The full way: the namespace is checked (403) or created, then the validated input is
  * handed to the engine; a refusal is data (success:false), not an error.
  */
-export function limit(input: LimitInput, ctx: Ctx): Served {
-  namespacesForLimit(ctx, [input.namespace]);
+export async function limit(input: LimitInput, ctx: Ctx): Promise<Served> {
+  await namespacesForLimit(ctx, [input.namespace]);
   // Allowed there, so the root key's scope covers the namespace.
   const scope = ctx.principal.limitScope() ?? '';
   return ctx.hot.limit(Buffer.from(JSON.stringify(input)), ctx.principal.workspaceId, scope, ctx.nowMs, true);

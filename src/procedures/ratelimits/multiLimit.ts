@@ -8,8 +8,8 @@ import type { LimitInput } from './limit.js';
  * validated input is handed to the engine; when any item is refused, no item consumes
  * anything.
  */
-export function multiLimit(input: LimitInput[], ctx: Ctx): Served {
-  namespacesForLimit(ctx, input.map((item) => item.namespace));
+export async function multiLimit(input: LimitInput[], ctx: Ctx): Promise<Served> {
+  await namespacesForLimit(ctx, input.map((item) => item.namespace));
   // Allowed there, so the root key's scope covers every namespace.
   const scope = ctx.principal.limitScope() ?? '';
   return ctx.hot.multiLimit(Buffer.from(JSON.stringify(input)), ctx.principal.workspaceId, scope, ctx.nowMs, true);

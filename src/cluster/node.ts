@@ -1,0 +1,73 @@
+// A node of a cluster (KEYWARD_POSTGRES_URL): its PostgreSQL, its schema, its replica and the
+// writer of its management writes, per serving thread; the heartbeat and what /metrics says
+// of the cluster. Verifications and rate limits never wait on PostgreSQL: they read the
+// replica (cluster part 1 keeps each node's counters its own).
+import type { Config } from '../config.js';
+import type { DurabilityGate } from '../engine/durability.js';
+import type { Logger } from '../log.js';
+import { gatedWriter, type Writer } from '../store/db.js';
+import { Postgres } from './postgres.js';
+import { Replica } from './replica.js';
+import { migrate } from './schema.js';
+import { ClusterWriter } from './writer.js';
+
+/** How often a node reports itself alive and how far it has applied the log. */
+const HEARTBEAT_MS = 2_000;
+
+/** One serving thread's part of the cluster: a replica of its own and a writer through it. */
+export interface ThreadCluster {
+  readonly pg: Postgres;
+  readonly replica: Replica;
+  readonly writer: ClusterWriter;
+}
+
+/**
+ * A thread's cluster part. `gate`: the serving thread's (its open batch is committed before
+ * the replica or a dry run writes); none outside a server (the CLI).
+ */
+export function threadCluster(config: Config, log: Logger, gate: DurabilityGate | undefined, local: Writer): ThreadCluster {
+  if (config.postgresUrl === undefined) throw new Error('cluster mode needs KEYWARD_POSTGRES_URL');
+  const pg = new Postgres(config.postgresUrl, log);
+  const replica = new Replica(pg, gate === undefined ? local : gatedWriter(gate), log);
+  return { pg, replica, writer: new ClusterWriter(pg, replica, gate, config.nodeId) };
+}
+
+/** Creates or upgrades the schema (safe when several nodes start at once). */
+export async function prepareCluster(cluster: ThreadCluster): Promise<void> {
+  await migrate(cluster.pg);
+}
+
+/** Reports this node alive (kw_nodes) every HEARTBEAT_MS; returns what stops it. */
+export function startHeartbeat(cluster: ThreadCluster, nodeId: string): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  const beat = async (): Promise<void> => {
+    const applied = cluster.replica.status(Date.now()).appliedSeq;
+    await cluster.pg
+      .query('INSERT INTO kw_nodes (node, applied_seq, seen_at) VALUES ($1, $2, now()) ON CONFLICT (node) DO UPDATE SET applied_seq = EXCLUDED.applied_seq, seen_at = now()', [nodeId, applied])
+      .catch(() => undefined);
+    timer = setTimeout(() => void beat(), HEARTBEAT_MS);
+    timer.unref();
+  };
+  void beat();
+  return () => clearTimeout(timer);
+}
+
+/** The cluster's lines of /metrics. */
+export function clusterMetrics(cluster: ThreadCluster, nowMs: number): string {
+  const s = cluster.replica.status(nowMs);
+  return [
+    '# HELP keyward_cluster_postgres_up Whether this node reached PostgreSQL on its last attempt.',
+    '# TYPE keyward_cluster_postgres_up gauge',
+    `keyward_cluster_postgres_up ${cluster.pg.healthy ? 1 : 0}`,
+    '# HELP keyward_cluster_applied_seq The last change of the cluster log this node has applied.',
+    '# TYPE keyward_cluster_applied_seq gauge',
+    `keyward_cluster_applied_seq ${s.appliedSeq}`,
+    '# HELP keyward_cluster_head_seq The last change of the cluster log this node knows of.',
+    '# TYPE keyward_cluster_head_seq gauge',
+    `keyward_cluster_head_seq ${s.headSeq}`,
+    '# HELP keyward_cluster_lag_seconds How long this node has been behind the changes it knows of (0: up to date).',
+    '# TYPE keyward_cluster_lag_seconds gauge',
+    `keyward_cluster_lag_seconds ${s.lagSeconds}`,
+    '',
+  ].join('\n');
+}

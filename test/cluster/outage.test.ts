@@ -1,0 +1,62 @@
+// Cluster mode with PostgreSQL away: verifications, limits and reads go on from each node's
+// replica; management writes answer 503 postgres_unavailable and change nothing; once
+// PostgreSQL is back the nodes catch up by themselves and writes succeed again.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, expectError, expectOk, stopAll, type Server } from '../helpers/server.js';
+import { eventually, startCluster, type TestCluster } from './helpers.js';
+
+let cluster: TestCluster;
+
+beforeAll(async () => {
+  cluster = await startCluster(3);
+});
+
+afterAll(async () => {
+  for (const n of cluster?.nodes ?? []) if (n.child.exitCode !== null || n.child.signalCode !== null) process.stderr.write(`${n.url} exited: ${n.output().stderr}\n`);
+  await stopAll();
+  cluster?.pg.stop();
+});
+
+describe('PostgreSQL stopped and started under verification load', () => {
+  it('no verification fails; writes are 503 while it is away and succeed after; the nodes catch up within 5 s', async () => {
+    const [a, b, c] = cluster.nodes as [Server, Server, Server];
+    const apiId = (expectOk(await call(a, 'apis.createApi', { name: 'outage' })) as { apiId: string }).apiId;
+    const keys: string[] = [];
+    for (let i = 0; i < 3; i++) keys.push((expectOk(await call(cluster.nodes[i] as Server, 'keys.createKey', { apiId })) as { key: string }).key);
+    for (const n of cluster.nodes) for (const key of keys) await eventually(async () => (expectOk(await call(n, 'keys.verifyKey', { key })) as { valid: boolean }).valid);
+
+    let verifying = true;
+    const outcomes = { valid: 0, failed: [] as string[] };
+    const load = Promise.all(
+      cluster.nodes.map(async (n, i) => {
+        while (verifying) {
+          const res = await call(n, 'keys.verifyKey', { key: keys[i] as string });
+          if (res.status === 200 && (res.json as { data: { valid: boolean } }).data.valid) outcomes.valid++;
+          else outcomes.failed.push(`${res.status} ${res.text.slice(0, 200)}`);
+        }
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    cluster.pg.kill();
+    await new Promise((r) => setTimeout(r, 300));
+    // Writes fail cleanly on every node, and change nothing.
+    for (const n of cluster.nodes) expectError(await call(n, 'apis.createApi', { name: 'while-away' }), 503, 'postgres_unavailable');
+    expectError(await call(b, 'keys.createKey', { apiId }), 503, 'postgres_unavailable');
+    // Reads go on.
+    expect(expectOk(await call(c, 'apis.getApi', { apiId }))).toMatchObject({ id: apiId });
+    await new Promise((r) => setTimeout(r, 700));
+    cluster.pg.start();
+    const back = Date.now();
+    // A write succeeds again on every node, and what one node writes reaches the others.
+    for (const n of cluster.nodes) await eventually(async () => (await call(n, 'apis.createApi', { name: 'after' })).status === 200, 5_000);
+    const { key } = expectOk(await call(a, 'keys.createKey', { apiId })) as { key: string };
+    for (const n of [b, c]) await eventually(async () => (expectOk(await call(n, 'keys.verifyKey', { key })) as { valid: boolean }).valid, 5_000);
+    expect(Date.now() - back).toBeLessThan(5_000);
+    verifying = false;
+    await load;
+    expect(outcomes.failed).toEqual([]);
+    expect(outcomes.valid).toBeGreaterThan(100);
+    const metrics = await (await fetch(`${b.url}/metrics`)).text();
+    expect(metrics).toMatch(/^keyward_cluster_postgres_up 1$/m);
+  });
+});
