@@ -3,7 +3,7 @@
 // PostgreSQL is back the nodes catch up by themselves and writes succeed again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, expectError, expectOk, stopAll, type Server } from '../helpers/server.js';
-import { eventually, startCluster, type TestCluster } from './helpers.js';
+import { eventually, startCluster, type TestCluster } from '../helpers/cluster.js';
 
 let cluster: TestCluster;
 

@@ -2,7 +2,7 @@
 // space; each keeps a replica fed from the change log, and answers verifications from it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, expectError, expectOk, stopAll, tempDir, type Server } from '../helpers/server.js';
-import { eventually, pgValue, startCluster, type TestCluster } from './helpers.js';
+import { eventually, pgValue, startCluster, type TestCluster } from '../helpers/cluster.js';
 
 let cluster: TestCluster;
 let a: Server, b: Server, c: Server;

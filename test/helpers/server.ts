@@ -26,6 +26,8 @@ export interface Server {
   port: number;
   rootKey: string;
   dataDir: string;
+  /** What the server was started with beyond the defaults (a cluster node's KEYWARD_POSTGRES_URL). */
+  env: Record<string, string>;
   child: ChildProcess;
   /** Output captured so far (for failure messages). */
   output(): { stdout: string; stderr: string };
@@ -112,6 +114,7 @@ function spawnServer(dataDir: string, rootKey: string, env: Record<string, strin
         port: Number(new URL(url).port),
         rootKey,
         dataDir,
+        env,
         child,
         output: () => ({ stdout, stderr }),
         stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
@@ -250,9 +253,15 @@ export async function cli(args: string[], dataDir: string, env: Record<string, s
   return { code, stdout, stderr, json };
 }
 
+/** A cluster node's KEYWARD_POSTGRES_URL, for the CLI to work on its cluster; nothing for one node. */
+function clusterEnv(server: object): Record<string, string> {
+  const url = 'env' in server ? (server.env as Record<string, string>).KEYWARD_POSTGRES_URL : undefined;
+  return url === undefined ? {} : { KEYWARD_POSTGRES_URL: url };
+}
+
 /** The bootstrap workspace of a fresh data dir (the only one there). */
-export async function bootstrapWorkspace(dataDir: string): Promise<string> {
-  const res = await cli(['root-keys', 'list'], dataDir);
+export async function bootstrapWorkspace(dataDir: string, env: Record<string, string> = {}): Promise<string> {
+  const res = await cli(['root-keys', 'list'], dataDir, env);
   if (res.code !== 0) throw new Error(`root-keys list failed: ${res.stderr}`);
   const first = (res.json as { workspaceId: string }[])[0];
   if (first === undefined) throw new Error('no root key in the data dir');
@@ -263,8 +272,8 @@ export async function bootstrapWorkspace(dataDir: string): Promise<string> {
 export async function rootKeyWith(server: Pick<Server, 'dataDir'>, permissions: string[], workspaceId?: string): Promise<{ key: string; rootKeyId: string; workspaceId: string }> {
   const local = inProcess(server);
   if (local !== undefined) return local.rootKeyWith(permissions, workspaceId);
-  const ws = workspaceId ?? (await bootstrapWorkspace(server.dataDir));
-  const res = await cli(['root-keys', 'create', '--workspace', ws, ...permissions.flatMap((p) => ['--permission', p])], server.dataDir);
+  const ws = workspaceId ?? (await bootstrapWorkspace(server.dataDir, clusterEnv(server)));
+  const res = await cli(['root-keys', 'create', '--workspace', ws, ...permissions.flatMap((p) => ['--permission', p])], server.dataDir, clusterEnv(server));
   if (res.code !== 0) throw new Error(`root-keys create failed (${String(res.code)}): ${res.stderr}`);
   return res.json as { key: string; rootKeyId: string; workspaceId: string };
 }
@@ -273,7 +282,7 @@ export async function rootKeyWith(server: Pick<Server, 'dataDir'>, permissions: 
 export async function foreignRootKey(server: Pick<Server, 'dataDir'>): Promise<string> {
   const local = inProcess(server);
   if (local !== undefined) return local.rootKeyWith(['*'], local.newWorkspace()).key;
-  const ws = await cli(['workspaces', 'create'], server.dataDir);
+  const ws = await cli(['workspaces', 'create'], server.dataDir, clusterEnv(server));
   if (ws.code !== 0) throw new Error(`workspaces create failed: ${ws.stderr}`);
   return (await rootKeyWith(server, ['*'], (ws.json as { workspaceId: string }).workspaceId)).key;
 }

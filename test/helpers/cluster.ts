@@ -1,6 +1,6 @@
 // A cluster for tests: a throwaway PostgreSQL and keyward nodes on it (live servers).
-import { startPostgres, type ThrowawayPostgres } from '../helpers/postgres.js';
-import { randomRootKey, startServer, type Server } from '../helpers/server.js';
+import { startPostgres, type ThrowawayPostgres } from './postgres.js';
+import { randomRootKey, startServer, type Server } from './server.js';
 
 export interface TestCluster {
   pg: ThrowawayPostgres;
