@@ -37,6 +37,8 @@ export interface Config {
   readonly postgresUrl: string | undefined;
   /** KEYWARD_NODE_ID: this node's name in the cluster (default host name and port). */
   readonly nodeId: string;
+  /** KEYWARD_CLUSTER_LOG_KEEP: changes the cluster's log keeps; a node further behind loads a snapshot. */
+  readonly clusterLogKeep: number;
 }
 
 export class ConfigError extends Error {}
@@ -130,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: publicUrl(env, host, port),
     postgresUrl: postgresUrl(env),
     nodeId: env.KEYWARD_NODE_ID?.trim() || `${hostname()}:${port}`,
+    clusterLogKeep: int(env, 'KEYWARD_CLUSTER_LOG_KEEP', 1_000_000, 1, Number.MAX_SAFE_INTEGER),
   });
 }
 

@@ -37,14 +37,18 @@ export async function prepareCluster(cluster: ThreadCluster): Promise<void> {
   await migrate(cluster.pg);
 }
 
-/** Reports this node alive (kw_nodes) every HEARTBEAT_MS; returns what stops it. */
-export function startHeartbeat(cluster: ThreadCluster, nodeId: string): () => void {
+/**
+ * Reports this node alive (kw_nodes) every HEARTBEAT_MS, and keeps the change log to its
+ * last `logKeep` changes (a node further behind loads a snapshot); returns what stops it.
+ */
+export function startHeartbeat(cluster: ThreadCluster, nodeId: string, logKeep: number): () => void {
   let timer: NodeJS.Timeout | undefined;
   const beat = async (): Promise<void> => {
     const applied = cluster.replica.status(Date.now()).appliedSeq;
     await cluster.pg
       .query('INSERT INTO kw_nodes (node, applied_seq, seen_at) VALUES ($1, $2, now()) ON CONFLICT (node) DO UPDATE SET applied_seq = EXCLUDED.applied_seq, seen_at = now()', [nodeId, applied])
       .catch(() => undefined);
+    await cluster.pg.query('DELETE FROM kw_changes WHERE seq <= (SELECT seq FROM kw_head) - $1', [logKeep]).catch(() => undefined);
     timer = setTimeout(() => void beat(), HEARTBEAT_MS);
     timer.unref();
   };

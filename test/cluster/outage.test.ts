@@ -3,7 +3,7 @@
 // PostgreSQL is back the nodes catch up by themselves and writes succeed again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, expectError, expectOk, stopAll, type Server } from '../helpers/server.js';
-import { eventually, startCluster, type TestCluster } from '../helpers/cluster.js';
+import { eventually, pgValue, startCluster, type TestCluster } from '../helpers/cluster.js';
 
 let cluster: TestCluster;
 
@@ -58,5 +58,30 @@ describe('PostgreSQL stopped and started under verification load', () => {
     expect(outcomes.valid).toBeGreaterThan(100);
     const metrics = await (await fetch(`${b.url}/metrics`)).text();
     expect(metrics).toMatch(/^keyward_cluster_postgres_up 1$/m);
+  });
+});
+
+describe('a node that was down longer than the log reaches', () => {
+  it('loads a snapshot when it comes back and serves every key, also the ones made while it was away', async () => {
+    const small = await startCluster(2, { KEYWARD_CLUSTER_LOG_KEEP: '5' });
+    try {
+      const [a, b] = small.nodes as [Server, Server];
+      const apiId = (expectOk(await call(a, 'apis.createApi', { name: 'lapsed' })) as { apiId: string }).apiId;
+      const before = (expectOk(await call(a, 'keys.createKey', { apiId })) as { key: string }).key;
+      await eventually(async () => (expectOk(await call(b, 'keys.verifyKey', { key: before })) as { valid: boolean }).valid);
+      await b.stop();
+      const made: string[] = [];
+      for (let i = 0; i < 10; i++) made.push((expectOk(await call(a, 'keys.createKey', { apiId })) as { key: string }).key);
+      const { keyId } = expectOk(await call(a, 'keys.createKey', { apiId })) as { keyId: string };
+      expectOk(await call(a, 'keys.deleteKey', { keyId }));
+      // The heartbeat (every 2 s) keeps only the last 5 changes.
+      await eventually(async () => ((await pgValue<number>(small.pg.url, 'SELECT min(seq)::int FROM kw_changes')) ?? 0) > 20, 6_000);
+      const back = await small.node('node-1', { dataDir: b.dataDir });
+      for (const key of [before, ...made]) expect((expectOk(await call(back, 'keys.verifyKey', { key })) as { valid: boolean }).valid).toBe(true);
+      expectError(await call(back, 'keys.getKey', { keyId }), 404, 'key_not_found');
+      expect(back.output().stderr).toMatch(/starting over from a snapshot/);
+    } finally {
+      small.pg.stop();
+    }
   });
 });

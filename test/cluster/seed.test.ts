@@ -2,7 +2,7 @@
 // overrides, credits) loaded into an empty cluster with `keyward cluster seed` answers the
 // same on every node of it; the CLI works on the cluster.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPostgres, type ThrowawayPostgres } from '../helpers/postgres.js';
+import { startPostgres, type ThrowawayPostgres } from '../../bench/lib/postgres.js';
 import { call, cli, expectError, expectOk, randomRootKey, startServer, stopAll, tempDir, type Server } from '../helpers/server.js';
 
 let pg: ThrowawayPostgres;

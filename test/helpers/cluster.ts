@@ -1,5 +1,5 @@
 // A cluster for tests: a throwaway PostgreSQL and keyward nodes on it (live servers).
-import { startPostgres, type ThrowawayPostgres } from './postgres.js';
+import { startPostgres, type ThrowawayPostgres } from '../../bench/lib/postgres.js';
 import { randomRootKey, startServer, type Server } from './server.js';
 
 export interface TestCluster {

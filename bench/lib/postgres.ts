@@ -1,13 +1,13 @@
-// A throwaway PostgreSQL for cluster tests (fsync off: it need only survive its process
-// being killed, not the machine; commits stay synchronous, so a kill loses none): initdb into a temporary directory and pg_ctl on a
-// free loopback port, as the `postgres` system user when the tests run as root (initdb
-// refuses root), stopped and removed by `stop` (call it in afterAll; an exit hook stops it
-// too). Needs Debian's postgresql (scripts/setup.mjs installs it when missing).
+// A throwaway PostgreSQL for cluster tests and benches: initdb into a temporary directory and
+// pg_ctl on a free loopback port, as the `postgres` system user when run as root (initdb
+// refuses root), stopped and removed by `stop` (an exit hook stops it too). fsync is off: it
+// need only survive its process being killed, not the machine, and commits stay synchronous,
+// so a kill loses none. Needs Debian's postgresql (scripts/setup.mjs --test installs it).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './ports.js';
+import { freePort } from './procs.js';
 
 export interface ThrowawayPostgres {
   readonly url: string;
