@@ -16,11 +16,11 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-function waitFor(child: ChildProcess, pattern: RegExp, what: string): Promise<number> {
+function waitFor(child: ChildProcess, pattern: RegExp, what: string, timeoutMs = 30_000): Promise<number> {
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
-    const timer = setTimeout(() => reject(new Error(`${what} did not start in 30 s: ${err}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`${what} did not start in ${timeoutMs / 1000} s: ${err}`)), timeoutMs);
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
       const m = pattern.exec(out);
@@ -99,7 +99,8 @@ export async function startKeyward(env: Record<string, string> = {}, checkout?: 
     env: { ...process.env, KEYWARD_PORT: '0', KEYWARD_LOG_LEVEL: 'warn', ...env, KEYWARD_DATA_DIR: dataDir, KEYWARD_ROOT_KEY: rootKey },
     stdio: ['ignore', 'pipe', 'pipe'],
   }));
-  const port = await waitFor(child, /listening on http:\/\/[^:]+:(\d+)/, 'keyward');
+  // A cluster node loading a large snapshot takes a while to listen.
+  const port = await waitFor(child, /listening on http:\/\/[^:]+:(\d+)/, 'keyward', env.KEYWARD_POSTGRES_URL === undefined ? 30_000 : 600_000);
   return { child, port, rootKey, dataDir, stop: stopper(child) };
 }
 
