@@ -9,8 +9,10 @@
 // Several threads (or processes) may keep one store's replica at once: each batch re-reads
 // the place inside its transaction and applies only what is past it.
 import type { Logger } from '../log.js';
-import { delRecord, getNumber, getText, putNumber, putText, rawKeys, scanPrefix, type Writer } from '../store/db.js';
-import { applyChange, REPLICATED_META_PREFIXES, REPLICATED_TABLES } from './changes.js';
+import { native } from '../engine/native.js';
+import { TABLES, type Table } from '../engine/tables.js';
+import { delRecord, getNumber, getText, putNumber, putText, scanPrefix, type Writer } from '../store/db.js';
+import { applyChange, CREDITS, REPLICATED_META_PREFIXES, REPLICATED_TABLES } from './changes.js';
 import { PostgresUnavailable, type Postgres } from './postgres.js';
 
 const APPLIED = 'cluster/applied';
@@ -230,15 +232,34 @@ export class Replica {
   }
 
   /**
-   * Replaces the replicated records with the cluster's, read in one snapshot together with
-   * the log position they match. The place is removed first, so an interrupted snapshot is
-   * started over.
+   * Makes the replicated records the cluster's, read in one snapshot together with the log
+   * position they match: the snapshot (ordered by table and key) is merged with this store's
+   * records in the same order, so each is put, and each record the cluster no longer has is
+   * deleted, with no moment where a record the cluster has is missing here (a node behind the
+   * log goes on serving while it resyncs). The place is removed first, so an interrupted
+   * snapshot is started over.
    */
   private async snapshot(): Promise<void> {
     this.writer.transact(() => delRecord('meta', APPLIED));
-    this.wipe();
     const started = Date.now();
     let count = 0;
+    let deleted = 0;
+    const local = localRecords();
+    let next = local.next();
+    /** Deletes the local records ordered before (tbl, key), and steps past (tbl, key) itself. */
+    const catchUpTo = (tbl: number, key: Buffer | undefined): void => {
+      while (!next.done) {
+        const [t, k] = next.value;
+        const order = t - tbl || (key === undefined ? -1 : Buffer.compare(k, key));
+        if (order > 0) return;
+        if (order < 0) {
+          delRecord(tableOf(t), k);
+          deleted++;
+        }
+        next = local.next();
+        if (order === 0) return;
+      }
+    };
     await this.pg.session(async (q) => {
       await q('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
       try {
@@ -248,9 +269,16 @@ export class Replica {
         for (;;) {
           const rows = await q<Row>(`FETCH ${BATCH} FROM kw_snapshot`);
           if (rows.length === 0) break;
-          this.writer.transact(() => rows.forEach((r) => applyChange(r.tbl, r.key, r.value)));
+          this.writer.transact(() =>
+            rows.forEach((r) => {
+              if (r.tbl !== CREDITS) catchUpTo(r.tbl, r.key);
+              applyChange(r.tbl, r.key, r.value);
+            }),
+          );
           count += rows.length;
         }
+        // What is left here, the cluster does not have.
+        while (!next.done) this.writer.transact(() => catchUpTo(Number.MAX_SAFE_INTEGER, undefined));
         const seq = Number(head?.seq ?? 0);
         this.writer.transact(() => {
           putText('meta', CLUSTER_ID, cluster?.id ?? '');
@@ -263,21 +291,32 @@ export class Replica {
         throw err;
       }
     });
-    this.log.info('replica loaded from a snapshot of the cluster', { records: count, seq: this.applied, ms: Date.now() - started });
+    this.log.info('replica loaded from a snapshot of the cluster', { records: count, deleted, seq: this.applied, ms: Date.now() - started });
   }
+}
 
-  /** Deletes every replicated record of this store, in short transactions. */
-  private wipe(): void {
-    for (const table of REPLICATED_TABLES) {
-      for (;;) {
-        const keys = rawKeys(table, BATCH);
-        if (keys.length === 0) break;
-        this.writer.transact(() => keys.forEach((k) => delRecord(table, k)));
-      }
-    }
-    for (const prefix of REPLICATED_META_PREFIXES) {
-      const keys = scanPrefix('meta', prefix, undefined, Number.MAX_SAFE_INTEGER).map((e) => e.key);
-      if (keys.length > 0) this.writer.transact(() => keys.forEach((k) => delRecord('meta', k)));
+const TABLE_IDS: ReadonlyMap<Table, number> = new Map(TABLES.map((t, id) => [t, id]));
+
+function tableOf(id: number): Table {
+  return TABLES[id] as Table;
+}
+
+/**
+ * This store's replicated records, as (table id, key) in the order of kw_records' primary
+ * key: by table id, then by key bytes (meta: only its replicated keys). Read in chunks, so
+ * records deleted behind the cursor do not disturb it.
+ */
+function* localRecords(): Generator<[number, Buffer]> {
+  const tables = [...REPLICATED_TABLES, 'meta' as const].map((t) => [TABLE_IDS.get(t) as number, t] as const).sort((x, y) => x[0] - y[0]);
+  for (const [id, table] of tables) {
+    const replicated = (k: Buffer): boolean => table !== 'meta' || REPLICATED_META_PREFIXES.some((p) => k.toString('latin1').startsWith(p));
+    let from: Buffer = Buffer.alloc(0);
+    for (;;) {
+      const flat = native.range(table, from, null, BATCH + 1);
+      const keys = flat.filter((_, i) => i % 2 === 0);
+      for (const k of keys.slice(0, BATCH)) if (replicated(k)) yield [id, k];
+      if (keys.length <= BATCH) break;
+      from = keys[BATCH] as Buffer;
     }
   }
 }

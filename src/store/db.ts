@@ -61,12 +61,6 @@ export function scanPrefix(table: Table, prefix: string, from: string | undefine
   return out;
 }
 
-/** The first `limit` keys of a table as they are stored (binary keys included). */
-export function rawKeys(table: Table, limit: number): Buffer[] {
-  const flat = native.range(table, Buffer.alloc(0), null, limit);
-  return flat.filter((_, i) => i % 2 === 0);
-}
-
 function prefixEnd(prefix: string): Buffer | null {
   if (prefix === '') return null;
   const bytes = Buffer.from(prefix, 'utf8');

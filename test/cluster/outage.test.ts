@@ -85,3 +85,34 @@ describe('a node that was down longer than the log reaches', () => {
     }
   });
 });
+
+describe('a serving node that loads a snapshot', () => {
+  it('keeps answering for every key the cluster has while it resyncs, and drops what the cluster no longer has', async () => {
+    const small = await startCluster(2, { KEYWARD_CLUSTER_LOG_KEEP: '3' });
+    try {
+      const [a, b] = small.nodes as [Server, Server];
+      const apiId = (expectOk(await call(a, 'apis.createApi', { name: 'resync' })) as { apiId: string }).apiId;
+      const kept = (expectOk(await call(a, 'keys.createKey', { apiId })) as { key: string }).key;
+      const gone = expectOk(await call(a, 'keys.createKey', { apiId })) as { key: string; keyId: string };
+      for (const key of [kept, gone.key]) await eventually(async () => (expectOk(await call(b, 'keys.verifyKey', { key })) as { valid: boolean }).valid);
+      // b stops hearing from PostgreSQL's log for a while: its LISTEN and polls fail while the
+      // server is paused, then the log no longer reaches back to its place.
+      b.child.kill('SIGSTOP');
+      expectOk(await call(a, 'keys.deleteKey', { keyId: gone.keyId }));
+      for (let i = 0; i < 8; i++) expectOk(await call(a, 'keys.createKey', { apiId }));
+      await eventually(async () => ((await pgValue<number>(small.pg.url, 'SELECT min(seq)::int FROM kw_changes')) ?? 0) > 12, 6_000);
+      b.child.kill('SIGCONT');
+      // While it resyncs, the key the cluster still has keeps verifying.
+      const until = Date.now() + 3_000;
+      let sawGone = false;
+      while (Date.now() < until) {
+        expect((expectOk(await call(b, 'keys.verifyKey', { key: kept })) as { valid: boolean }).valid).toBe(true);
+        if ((expectOk(await call(b, 'keys.verifyKey', { key: gone.key })) as { code: string }).code === 'NOT_FOUND') sawGone = true;
+      }
+      expect(sawGone).toBe(true);
+      expect(b.output().stderr).toMatch(/starting over from a snapshot/);
+    } finally {
+      small.pg.stop();
+    }
+  });
+});
