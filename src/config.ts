@@ -39,6 +39,12 @@ export interface Config {
   readonly nodeId: string;
   /** KEYWARD_CLUSTER_LOG_KEEP: changes the cluster's log keeps; a node further behind loads a snapshot. */
   readonly clusterLogKeep: number;
+  /** KEYWARD_CLUSTER_CREDITS_OFFLINE: with PostgreSQL away and a key's lease spent, `refuse` (USAGE_EXCEEDED) or `allow` (up to the allowance). */
+  readonly clusterCreditsOffline: 'refuse' | 'allow';
+  /** KEYWARD_CLUSTER_CREDITS_OFFLINE_ALLOWANCE: credits of one key one node lets through while PostgreSQL is away (`allow`). */
+  readonly clusterCreditsOfflineAllowance: number;
+  /** KEYWARD_CLUSTER_LEASE_TTL_MS: a node's lease it has not renewed for this long counts as spent (the bound on credits a dead node takes with it). */
+  readonly clusterLeaseTtlMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -133,6 +139,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     postgresUrl: postgresUrl(env),
     nodeId: env.KEYWARD_NODE_ID?.trim() || `${hostname()}:${port}`,
     clusterLogKeep: int(env, 'KEYWARD_CLUSTER_LOG_KEEP', 1_000_000, 1, Number.MAX_SAFE_INTEGER),
+    clusterCreditsOffline: oneOf(env, 'KEYWARD_CLUSTER_CREDITS_OFFLINE', ['refuse', 'allow'] as const, 'refuse'),
+    clusterCreditsOfflineAllowance: int(env, 'KEYWARD_CLUSTER_CREDITS_OFFLINE_ALLOWANCE', 100, 0, Number.MAX_SAFE_INTEGER),
+    clusterLeaseTtlMs: int(env, 'KEYWARD_CLUSTER_LEASE_TTL_MS', 60_000, 5_000, 86_400_000),
   });
 }
 

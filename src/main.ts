@@ -77,6 +77,9 @@ export async function runServer(config: Config): Promise<void> {
   const { services, cluster } = thread;
   try {
     await startCluster(cluster);
+    // What a crash left of this node's leases goes back (exactly: grants and returns are totals).
+    const leases = await cluster?.credits.giveBackAll();
+    if (leases !== undefined && leases > 0) log.info('gave back the leases of credits this node held when it stopped', { keys: leases });
   } catch (err) {
     await cluster?.pg.close();
     throw new Error(`cluster mode (KEYWARD_POSTGRES_URL) could not start: ${(err as Error).message}`);
@@ -128,6 +131,12 @@ export async function runServer(config: Config): Promise<void> {
     stopSweeper();
     stopHeartbeat();
     await services.jobs.drain(DRAIN_TIMEOUT_MS);
+    if (cluster !== undefined) {
+      await cluster.credits.stop();
+      // Every lease this node holds goes back (a node that cannot reach PostgreSQL now gives
+      // them back when it starts again).
+      await cluster.credits.giveBackAll().catch((err: unknown) => log.warn('could not give back the leases of credits; they go back when this node starts again', { error: (err as Error).message }));
+    }
     await cluster?.replica.stop();
     await cluster?.pg.close();
     services.gate.closeBatch();

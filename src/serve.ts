@@ -48,14 +48,18 @@ export function threadServices(config: Config, log: Logger, pool: boolean): Thre
   const cluster = config.postgresUrl === undefined ? undefined : threadCluster(config, log, gate, local);
   const writer = cluster?.writer ?? settled(local);
   const jobs = new BackgroundJobs(writer, log, pool && cluster === undefined ? config : undefined);
-  return { services: { gate, writer, hot: new HotCalls(), jobs, log, vaultKey: config.vaultKey }, cluster };
+  return { services: { gate, writer, hot: new HotCalls(cluster !== undefined), jobs, log, vaultKey: config.vaultKey, credits: cluster?.credits }, cluster };
 }
 
-/** Cluster mode: the schema made current, then this thread's replica brought up to date and kept so. */
+/**
+ * Cluster mode: the schema made current, then this thread's replica brought up to date and
+ * kept so, and its part of the leases of credits kept (renewed, given back when quiet).
+ */
 export async function startCluster(cluster: ThreadCluster | undefined): Promise<void> {
   if (cluster === undefined) return;
   await prepareCluster(cluster);
   await cluster.replica.start();
+  await cluster.credits.start();
 }
 
 /** The main thread allocates regions for `threads`; worker thread `thread` passes `shared`. */

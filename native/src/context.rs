@@ -5,22 +5,54 @@
 //! | offset | bytes | field |
 //! |---|---|---|
 //! | 0 | 8 | `nowMs`, f64: the time the call decides at, ms since the epoch (an integer) |
-//! | 8 | 4 | flags, u32: bit 0 `VALIDATED`, the request bytes are the full way's (validated by the procedure's schema): the call answers or throws, never declines |
+//! | 8 | 4 | flags, u32 (below) |
 //! | 12 | 4 | effect, u32, written by the call: 0 nothing changed, 1 wrote (committed, or into this thread's open batch), 2 wrote into a batch the call opened, which the caller must commit (`hot::Effect`) |
 //! | 16 | 4 | workspace id length |
 //! | 20 | 4 | request id length; 0: the call draws the next id of this thread's sequence (reqid.rs) |
 //! | 24 | 4 | scope length |
-//! | 28 | 4 | zero |
-//! | 32 | … | workspace id, request id, scope: UTF-8, back to back |
+//! | 28 | 4 | needs, u32, written by the call: `NEEDS_CLUSTER` (1) when it declined because only the cluster can decide (the reply is then the JSON of what it needs, hot.rs `Scratch::need`); `PAID_USED` (2) when it spent credits `CREDITS_PAID` paid for (without it, they go back) |
+//! | 32 | 8 | credits balance, f64: with `CREDITS_PAID` or `CREDITS_REFUSED`, the cluster's balance the cluster reported |
+//! | 40 | 24 | zero |
+//! | 64 | … | workspace id, request id, scope: UTF-8, back to back |
+//!
+//! Flags: `VALIDATED` (1), the request bytes are the full way's (validated by the procedure's
+//! schema): the call answers or throws, never declines for its body. `LEASED_CREDITS` (2),
+//! cluster mode: credits are spent from this node's lease (credits.rs `Lease`), and a call
+//! the lease cannot pay for declines with a need. `CREDITS_PAID` (4): the cluster paid this
+//! call's cost already (PostgreSQL took it from the balance, or the offline allowance did);
+//! the lease is not touched. `CREDITS_REFUSED` (8): the cluster had not enough for it
+//! (USAGE_EXCEEDED, should the call get that far).
 //!
 //! The scope is what the root key may act on: "*" for every API (verifyKey) or namespace
 //! (limit, multiLimit) of the workspace, else their ids joined by '\n' (verify::in_scope).
 
 use crate::hot::Effect;
 
-pub const HEADER_BYTES: usize = 32;
+pub const HEADER_BYTES: usize = 64;
 pub const VALIDATED: u32 = 1;
+pub const LEASED_CREDITS: u32 = 2;
+pub const CREDITS_PAID: u32 = 4;
+pub const CREDITS_REFUSED: u32 = 8;
+const FLAGS: u32 = VALIDATED | LEASED_CREDITS | CREDITS_PAID | CREDITS_REFUSED;
 const EFFECT_AT: usize = 12;
+const NEEDS_AT: usize = 28;
+/// The call declined: only the cluster can decide it (hot.rs `Scratch::need`).
+pub const NEEDS_CLUSTER: u32 = 1;
+/// The call spent the credits `CREDITS_PAID` paid for.
+pub const PAID_USED: u32 = 2;
+
+/// How a call pays credits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Credits {
+    /// From the key's credits record (one node).
+    Local,
+    /// From this node's lease; a call it cannot pay for declines.
+    Leased,
+    /// The cluster paid the cost; its balance is `balance`.
+    Paid { balance: i64 },
+    /// The cluster had less than the cost: `balance`.
+    Refused { balance: i64 },
+}
 
 /// A context read from its buffer.
 #[derive(Debug, PartialEq)]
@@ -31,6 +63,7 @@ pub struct Context<'a> {
     /// None: draw one.
     pub request_id: Option<&'a str>,
     pub scope: &'a str,
+    pub credits: Credits,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -47,9 +80,23 @@ pub fn read(b: &[u8]) -> Result<Context<'_>, &'static str> {
         return Err("nowMs must be a safe integer");
     }
     let flags = u32_at(b, 8);
-    if flags & !VALIDATED != 0 {
+    if flags & !FLAGS != 0 {
         return Err("unknown context flags");
     }
+    let whole = |at: usize, what: &'static str| -> Result<i64, &'static str> {
+        let v = f64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+        if !v.is_finite() || v.fract() != 0.0 || !(0.0..=9_007_199_254_740_991.0).contains(&v) {
+            return Err(what);
+        }
+        Ok(v as i64)
+    };
+    let credits = match flags & (LEASED_CREDITS | CREDITS_PAID | CREDITS_REFUSED) {
+        0 => Credits::Local,
+        LEASED_CREDITS => Credits::Leased,
+        CREDITS_PAID => Credits::Paid { balance: whole(32, "the credits balance must be a whole number ≥ 0")? },
+        CREDITS_REFUSED => Credits::Refused { balance: whole(32, "the credits balance must be a whole number ≥ 0")? },
+        _ => return Err("at most one of the credits flags"),
+    };
     let lengths = [u32_at(b, 16), u32_at(b, 20), u32_at(b, 24)].map(|n| n as usize);
     let mut at = HEADER_BYTES;
     let mut text = |len: usize| -> Result<&str, &'static str> {
@@ -63,12 +110,17 @@ pub fn read(b: &[u8]) -> Result<Context<'_>, &'static str> {
     if workspace_id.is_empty() {
         return Err("the context names no workspace");
     }
-    Ok(Context { now_ms: now as i64, validated: flags & VALIDATED != 0, workspace_id, request_id: (!request_id.is_empty()).then_some(request_id), scope })
+    Ok(Context { now_ms: now as i64, validated: flags & VALIDATED != 0, workspace_id, request_id: (!request_id.is_empty()).then_some(request_id), scope, credits })
 }
 
 /// Writes the effect of the call into its context.
 pub fn set_effect(b: &mut [u8], effect: Effect) {
     b[EFFECT_AT..EFFECT_AT + 4].copy_from_slice(&effect.code().to_le_bytes());
+}
+
+/// Writes what the call needs (0: nothing, it answered).
+pub fn set_needs(b: &mut [u8], needs: u32) {
+    b[NEEDS_AT..NEEDS_AT + 4].copy_from_slice(&needs.to_le_bytes());
 }
 
 #[cfg(test)]
@@ -77,6 +129,7 @@ mod tests {
 
     fn context(now: f64, flags: u32, ws: &str, id: &str, scope: &str) -> Vec<u8> {
         let mut b = vec![0u8; HEADER_BYTES];
+        b[32..40].copy_from_slice(&12.0f64.to_le_bytes());
         b[0..8].copy_from_slice(&now.to_le_bytes());
         b[8..12].copy_from_slice(&flags.to_le_bytes());
         for (at, s) in [(16, ws), (20, id), (24, scope)] {
@@ -89,9 +142,12 @@ mod tests {
     #[test]
     fn reads_the_layout() {
         let b = context(1_767_225_600_000.0, VALIDATED, "ws_1", "req_abc", "api_1\napi_2");
-        assert_eq!(read(&b), Ok(Context { now_ms: 1_767_225_600_000, validated: true, workspace_id: "ws_1", request_id: Some("req_abc"), scope: "api_1\napi_2" }));
+        assert_eq!(read(&b), Ok(Context { now_ms: 1_767_225_600_000, validated: true, workspace_id: "ws_1", request_id: Some("req_abc"), scope: "api_1\napi_2", credits: Credits::Local }));
         let b = context(5.0, 0, "ws", "", "*");
         assert_eq!(read(&b).map(|c| (c.validated, c.request_id, c.scope)), Ok((false, None, "*")));
+        assert_eq!(read(&context(5.0, LEASED_CREDITS, "ws", "", "*")).map(|c| c.credits), Ok(Credits::Leased));
+        assert_eq!(read(&context(5.0, CREDITS_PAID, "ws", "", "*")).map(|c| c.credits), Ok(Credits::Paid { balance: 12 }));
+        assert_eq!(read(&context(5.0, CREDITS_REFUSED | VALIDATED, "ws", "", "*")).map(|c| c.credits), Ok(Credits::Refused { balance: 12 }));
     }
 
     #[test]
@@ -99,7 +155,11 @@ mod tests {
         assert!(read(&[0; 31]).is_err());
         assert!(read(&context(1.5, 0, "ws", "", "*")).is_err());
         assert!(read(&context(f64::NAN, 0, "ws", "", "*")).is_err());
-        assert!(read(&context(1.0, 2, "ws", "", "*")).is_err());
+        assert!(read(&context(1.0, 16, "ws", "", "*")).is_err());
+        assert!(read(&context(1.0, CREDITS_PAID | CREDITS_REFUSED, "ws", "", "*")).is_err());
+        let mut negative = context(1.0, CREDITS_PAID, "ws", "", "*");
+        negative[32..40].copy_from_slice(&(-1.0f64).to_le_bytes());
+        assert!(read(&negative).is_err());
         assert!(read(&context(1.0, 0, "", "", "*")).is_err());
         let mut short = context(1.0, 0, "ws", "", "*");
         short.pop();
@@ -111,6 +171,8 @@ mod tests {
         let mut b = context(1.0, 0, "ws", "", "*");
         set_effect(&mut b, Effect::OpenedBatch);
         assert_eq!(u32_at(&b, 12), 2);
+        set_needs(&mut b, NEEDS_CLUSTER);
+        assert_eq!(u32_at(&b, 28), 1);
         assert_eq!(read(&b).map(|c| c.workspace_id), Ok("ws"));
     }
 }

@@ -84,6 +84,11 @@ pub struct Scratch {
     /// text, which the evaluation appends, then the envelope's closing brace (`reply`).
     pub out: Vec<u8>,
     pub puts: Puts,
+    /// What only the cluster can decide, as JSON (empty: nothing; see `need_credits`). A call
+    /// that leaves one declines (context.rs NEEDS_CLUSTER) and changes nothing.
+    pub need: Vec<u8>,
+    /// The answer spent credits the cluster paid for (context.rs CREDITS_PAID, PAID_USED).
+    pub paid_used: bool,
     /// The head of the success envelope for this call.
     head: Vec<u8>,
 }
@@ -103,6 +108,26 @@ impl Scratch {
         self.out.clear();
         self.out.extend_from_slice(&self.head);
         self.puts.clear();
+        self.need.clear();
+        self.paid_used = false;
+    }
+
+    /// The call needs the cluster to pay `cost` credits of the key `key_id` (this node's
+    /// lease has not enough), or to refill its balance first (`refill_at`: the refill
+    /// boundary that is due): `{"credits":{"keyId":…,"cost":…,"refillAt":…|null}}`
+    /// (src/cluster/credits.ts reads it).
+    pub fn need_credits(&mut self, key_id: &[u8], cost: i64, refill_at: Option<i64>) {
+        self.need.clear();
+        json::raw(&mut self.need, "{\"credits\":{\"keyId\":");
+        json::string(&mut self.need, key_id);
+        json::raw(&mut self.need, ",\"cost\":");
+        json::int(&mut self.need, cost);
+        json::raw(&mut self.need, ",\"refillAt\":");
+        match refill_at {
+            Some(at) => json::int(&mut self.need, at),
+            None => json::raw(&mut self.need, "null"),
+        }
+        json::raw(&mut self.need, "}}");
     }
 
     /// Answers with `answer` (a `data` JSON computed earlier) instead of running a call.
@@ -119,7 +144,7 @@ impl Scratch {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: Vec::with_capacity(1024), puts: Puts::default(), head: Vec::with_capacity(64) });
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: Vec::with_capacity(1024), puts: Puts::default(), need: Vec::new(), paid_used: false, head: Vec::with_capacity(64) });
 }
 
 /// Runs `f` with this thread's scratch buffers. Hot calls do not nest (no JS runs inside

@@ -1,6 +1,7 @@
 //! keyward's native module: the export table, and nothing else.
 //!
-//! The exports are thin wrappers in `api` (`api::store`: the LMDB store API; `api::hot`: the
+//! The exports are thin wrappers in `api` (`api::store`: the LMDB store API; `api::credits`:
+//! credits and, in cluster mode, this node's leases of them; `api::hot`: the
 //! hot procedures, one entry each, request bytes and a fixed-layout context in, reply out);
 //! each runs behind `api::boundary`, so errors and Rust panics become JS exceptions carrying a
 //! `code`. src/engine/native.ts is the TypeScript face of this table
@@ -75,9 +76,14 @@ exports! {
     c"requestId" => api::store::request_id,
     c"sha256Base64" => api::store::sha256_base64,
     c"fillRandom" => api::store::fill_random,
-    c"creditsGet" => api::store::credits_get,
-    c"creditsSet" => api::store::credits_set,
-    c"creditsDelete" => api::store::credits_delete,
+    c"creditsGet" => api::credits::credits_get,
+    c"creditsSet" => api::credits::credits_set,
+    c"creditsDelete" => api::credits::credits_delete,
+    c"creditsApply" => api::credits::credits_apply,
+    c"leaseGrant" => api::credits::lease_grant,
+    c"leaseGiveBack" => api::credits::lease_give_back,
+    c"leaseGet" => api::credits::lease_get,
+    c"leasesLow" => api::credits::leases_low,
     c"setVerifyCache" => api::store::set_verify_cache,
     c"exitProcess" => api::store::exit_process,
     c"_panicForTest" => api::store::panic_for_test,

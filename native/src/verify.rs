@@ -12,8 +12,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::collections::HashSet;
 
+use crate::context;
 use crate::counterlog;
-use crate::credits::{self, Credits};
+use crate::credits::{self, Credits, Lease};
 use crate::hash;
 use crate::json;
 use crate::memo::{self, Memo};
@@ -37,6 +38,9 @@ pub struct Request<'a> {
     /// Limits named in the request, in request order.
     pub named: Vec<Named<'a>>,
     pub now_ms: i64,
+    /// How credits are paid: from the key's record (one node) or, in cluster mode, from this
+    /// node's lease or by PostgreSQL (context.rs).
+    pub credits: context::Credits,
 }
 
 /// One entry of the request's `ratelimits`.
@@ -279,8 +283,10 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
     // The counters this verification may read are named now and their index lines fetched
     // together (counterlog::prefetch), while the records below are read.
     let credits_key = credits::record_key(key.id);
+    let leased = req.credits != context::Credits::Local;
+    let lease_key = leased.then(|| credits::lease_key(key.id));
     let own = OwnWindows::of(&key);
-    counterlog::prefetch(std::iter::once(&credits_key).chain(own.windows()));
+    counterlog::prefetch(std::iter::once(&credits_key).chain(lease_key.as_ref()).chain(own.windows()));
     if !api_visible(v, epoch, key.api_id, req.workspace_id.as_bytes())? {
         json::raw(out, NOT_FOUND);
         return Ok(());
@@ -295,7 +301,20 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
         Some(id) => v.get(Table::IDENTITIES, id)?.map(records::identity).transpose()?,
         None => None,
     };
-    let credits = counterlog::get(v, &credits_key)?.and_then(|c| Credits::decode(&c)).map(|c| c.refilled(req.now_ms).0);
+    let stored = counterlog::get(v, &credits_key)?.and_then(|c| Credits::decode(&c));
+    // A lease of an epoch before the balance's was voided by a set or a refill.
+    let lease = match (&lease_key, stored) {
+        (Some(k), Some(c)) => counterlog::get(v, k)?.and_then(|l| Lease::decode(&l)).unwrap_or_default().with_epoch(c.epoch),
+        _ => Lease::default(),
+    };
+    // One node refills lazily here; a cluster's balance is refilled by PostgreSQL (the call
+    // declines while one is due), and what a reply shows is this node's best knowledge: the
+    // balance it last learnt of and what is left of its lease.
+    let credits = match stored {
+        Some(c) if !leased => Some(c.refilled(req.now_ms).0),
+        Some(c) => Some(Credits { remaining: c.remaining + lease.remaining.max(0), ..c }),
+        None => None,
+    };
     let reply = Reply { key: &key, roles: &roles, identity: identity.as_ref() };
 
     if !key.enabled {
@@ -326,16 +345,51 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
         return Ok(());
     }
     let mut balance = None;
-    if let Some(c) = credits {
+    if let (Some(c), Some(stored)) = (credits, stored) {
         let cost = req.cost.unwrap_or(1);
-        if c.remaining == 0 || c.remaining < cost {
-            reply.json(out, "USAGE_EXCEEDED", Some(c.remaining), Some((&checks, false)));
-            return Ok(());
-        }
-        balance = Some(c.remaining - cost);
-        if cost > 0 {
-            let next = Credits { remaining: c.remaining - cost, ..c };
-            scratch.puts.push(&credits_key, next.encode());
+        match req.credits {
+            context::Credits::Local => {
+                if c.remaining == 0 || c.remaining < cost {
+                    reply.json(out, "USAGE_EXCEEDED", Some(c.remaining), Some((&checks, false)));
+                    return Ok(());
+                }
+                balance = Some(c.remaining - cost);
+                if cost > 0 {
+                    let next = Credits { remaining: c.remaining - cost, ..c };
+                    scratch.puts.push(&credits_key, next.encode());
+                }
+            }
+            context::Credits::Paid { balance: left } => {
+                balance = Some(left + lease.remaining.max(0));
+                scratch.paid_used = true;
+            }
+            context::Credits::Refused { balance: left } => {
+                reply.json(out, "USAGE_EXCEEDED", Some(left + lease.remaining.max(0)), Some((&checks, false)));
+                return Ok(());
+            }
+            context::Credits::Leased => {
+                let refill_due = stored.refilled(req.now_ms).1;
+                let spendable = if cost == 0 { c.remaining > 0 } else { lease.remaining >= cost };
+                if !refill_due && !spendable && stored.exhausted {
+                    reply.json(out, "USAGE_EXCEEDED", Some(c.remaining), Some((&checks, false)));
+                    return Ok(());
+                }
+                if refill_due || !spendable {
+                    let boundary = refill_due.then(|| credits::last_boundary(req.now_ms, stored.refill_day));
+                    scratch.need_credits(key.id, cost, boundary);
+                    return Ok(());
+                }
+                if cost > 0 {
+                    let next = Lease { remaining: lease.remaining - cost, ..lease };
+                    scratch.puts.push(lease_key.as_ref().expect("leased"), next.encode());
+                    if lease.remaining > i64::from(lease.low) && next.remaining <= i64::from(lease.low) {
+                        credits::note_low(key.id);
+                    }
+                    balance = Some(stored.remaining + next.remaining.max(0));
+                } else {
+                    balance = Some(c.remaining);
+                }
+            }
         }
     }
     for c in checks.iter().filter(|c| c.cost > 0) {

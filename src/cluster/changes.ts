@@ -3,10 +3,15 @@
 // A dry run (native dryRun) yields them with the value each key had before, which PostgreSQL
 // compares with its own (kw_commit: a write succeeds only on the state it was computed from);
 // the replica applies them here in log order.
+//
+// Credits travel in two forms: a dry run notes a set as four f64 LE (remaining, refill
+// amount, refill day, last refill ms), sent to kw_commit as four int8 big-endian
+// (`creditsForCommit`); PostgreSQL publishes the balance as five int8 big-endian, the epoch
+// last (schema.ts kw_credits_value), which is what the log and snapshots carry.
 import { native } from '../engine/native.js';
 import { TABLES, type Table } from '../engine/tables.js';
 
-/** The table id of credits set or deleted (native/src/api/store.rs CREDITS_WRITES). */
+/** The table id of credits set or deleted (native/src/api/credits.rs CREDITS_WRITES). */
 export const CREDITS = 100;
 
 export interface Change {
@@ -42,12 +47,33 @@ export function decodeWritten(bytes: Buffer): Change[] {
   return out;
 }
 
-/**
- * Whether PostgreSQL takes the write without comparing (credits: each node spends from its
- * own balance until cluster part 2, so the value a node saw is not the cluster's).
- */
-export function isBlind(table: number): boolean {
-  return table === CREDITS;
+/** A dry run's credits tuple (four f64 LE) as kw_commit reads it (four int8 big-endian). */
+export function creditsForCommit(after: Buffer): Buffer {
+  const out = Buffer.alloc(32);
+  for (let i = 0; i < 4; i++) out.writeBigInt64BE(BigInt(after.readDoubleLE(i * 8)), i * 8);
+  return out;
+}
+
+/** The cluster's balance of a key as PostgreSQL publishes it. */
+export interface PublishedCredits {
+  readonly balance: number;
+  readonly refillAmount: number;
+  readonly refillDay: number;
+  readonly lastRefillAtMs: number;
+  readonly epoch: number;
+}
+
+export function decodeCredits(value: Buffer): PublishedCredits {
+  if (value.length !== 40) throw new Error(`a credits change of ${value.length} bytes (40 expected): this node's build is older than the cluster's`);
+  const at = (i: number): number => Number(value.readBigInt64BE(i * 8));
+  return { balance: at(0), refillAmount: at(1), refillDay: at(2), lastRefillAtMs: at(3), epoch: at(4) };
+}
+
+/** A balance as PostgreSQL publishes it (for `cluster seed`, which writes kw_records itself). */
+export function encodeCredits(c: PublishedCredits): Buffer {
+  const out = Buffer.alloc(40);
+  [c.balance, c.refillAmount, c.refillDay, c.lastRefillAtMs, c.epoch].forEach((v, i) => out.writeBigInt64BE(BigInt(v), i * 8));
+  return out;
 }
 
 function tableName(id: number): Table {
@@ -60,8 +86,12 @@ function tableName(id: number): Table {
 export function applyChange(table: number, key: Buffer, after: Buffer | null): void {
   if (table === CREDITS) {
     const keyId = key.toString('utf8');
-    if (after === null) native.creditsDelete(keyId);
-    else native.creditsSet(keyId, after.readDoubleLE(0), after.readDoubleLE(8), after.readDoubleLE(16), after.readDoubleLE(24));
+    if (after === null) {
+      native.creditsDelete(keyId);
+    } else {
+      const c = decodeCredits(after);
+      native.creditsApply(keyId, c.balance, c.refillAmount, c.refillDay, c.lastRefillAtMs, c.epoch);
+    }
     return;
   }
   if (after === null) native.del(tableName(table), key);

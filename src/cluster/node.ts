@@ -1,11 +1,12 @@
 // A node of a cluster (KEYWARD_POSTGRES_URL): its PostgreSQL, its schema, its replica and the
-// writer of its management writes, per serving thread; the heartbeat and what /metrics says
-// of the cluster. Verifications and rate limits never wait on PostgreSQL: they read the
-// replica (cluster part 1 keeps each node's counters its own).
+// writer of its management writes and its part of the leases of credits, per serving thread;
+// the heartbeat and what /metrics says of the cluster. Verifications and rate limits do not
+// wait on PostgreSQL in the common case: they read the replica and spend from leases.
 import type { Config } from '../config.js';
 import type { DurabilityGate } from '../engine/durability.js';
 import type { Logger } from '../log.js';
 import { gatedWriter, type Writer } from '../store/db.js';
+import { ClusterCredits } from './credits.js';
 import { Postgres } from './postgres.js';
 import { Replica } from './replica.js';
 import { migrate } from './schema.js';
@@ -14,11 +15,12 @@ import { ClusterWriter } from './writer.js';
 /** How often a node reports itself alive and how far it has applied the log. */
 const HEARTBEAT_MS = 2_000;
 
-/** One serving thread's part of the cluster: a replica of its own and a writer through it. */
+/** One serving thread's part of the cluster: a replica of its own, a writer through it, and its part of the leases of credits. */
 export interface ThreadCluster {
   readonly pg: Postgres;
   readonly replica: Replica;
   readonly writer: ClusterWriter;
+  readonly credits: ClusterCredits;
 }
 
 /**
@@ -28,8 +30,10 @@ export interface ThreadCluster {
 export function threadCluster(config: Config, log: Logger, gate: DurabilityGate | undefined, local: Writer): ThreadCluster {
   if (config.postgresUrl === undefined) throw new Error('cluster mode needs KEYWARD_POSTGRES_URL');
   const pg = new Postgres(config.postgresUrl, log);
-  const replica = new Replica(pg, gate === undefined ? local : gatedWriter(gate), log);
-  return { pg, replica, writer: new ClusterWriter(pg, replica, gate, config.nodeId) };
+  const writer = gate === undefined ? local : gatedWriter(gate);
+  const replica = new Replica(pg, writer, log);
+  const credits = new ClusterCredits(pg, writer, replica, gate, config.nodeId, { offline: config.clusterCreditsOffline, allowance: config.clusterCreditsOfflineAllowance, leaseTtlMs: config.clusterLeaseTtlMs }, log);
+  return { pg, replica, writer: new ClusterWriter(pg, replica, gate, config.nodeId), credits };
 }
 
 /** Creates or upgrades the schema (safe when several nodes start at once). */
@@ -48,6 +52,8 @@ export function startHeartbeat(cluster: ThreadCluster, nodeId: string, logKeep: 
     await cluster.pg
       .query('INSERT INTO kw_nodes (node, applied_seq, seen_at) VALUES ($1, $2, now()) ON CONFLICT (node) DO UPDATE SET applied_seq = EXCLUDED.applied_seq, seen_at = now()', [nodeId, applied])
       .catch(() => undefined);
+    // The leases this node holds stay its own (a lease not renewed for the TTL counts as spent).
+    await cluster.pg.query('UPDATE kw_leases SET renewed_at = now() WHERE node = $1 AND granted > settled', [nodeId]).catch(() => undefined);
     await cluster.pg.query('DELETE FROM kw_changes WHERE seq <= (SELECT seq FROM kw_head) - $1', [logKeep]).catch(() => undefined);
     timer = setTimeout(() => void beat(), HEARTBEAT_MS);
     timer.unref();

@@ -6,7 +6,7 @@
 import { native } from '../engine/native.js';
 import type { Table } from '../engine/tables.js';
 import { scanPrefix } from '../store/db.js';
-import { CREDITS, REPLICATED_META_PREFIXES, REPLICATED_TABLES } from './changes.js';
+import { CREDITS, encodeCredits, REPLICATED_META_PREFIXES, REPLICATED_TABLES } from './changes.js';
 import type { Postgres } from './postgres.js';
 
 /** Rows per INSERT. */
@@ -41,9 +41,7 @@ function* storeRows(nowMs: number): Generator<[number, Buffer, Buffer]> {
   for (const [keyId] of entries('keys')) {
     const c = native.creditsGet(keyId.toString('utf8'), nowMs);
     if (c === undefined) continue;
-    const tuple = Buffer.alloc(32);
-    c.forEach((v, i) => tuple.writeDoubleLE(v, i * 8));
-    yield [CREDITS, keyId, tuple];
+    yield [CREDITS, keyId, encodeCredits({ balance: c[0], refillAmount: c[1], refillDay: c[2], lastRefillAtMs: c[3], epoch: 1 })];
   }
 }
 
@@ -66,6 +64,13 @@ export async function seedCluster(pg: Postgres, nowMs: number): Promise<number> 
       const flush = async (): Promise<void> => {
         if (rows.tbls.length === 0) return;
         await q('INSERT INTO kw_records (tbl, key, value) SELECT * FROM unnest($1::smallint[], $2::bytea[], $3::bytea[])', [rows.tbls, rows.keys, rows.values]);
+        // The balances the leases are granted from (epoch 1, as kw_commit starts them).
+        await q(
+          `INSERT INTO kw_credits (key_id, balance, debt, epoch, refill_amount, refill_day, last_refill_at)
+           SELECT key, kw_int8(value, 0), 0, kw_int8(value, 4), kw_int8(value, 1), kw_int8(value, 2), kw_int8(value, 3)
+           FROM unnest($1::smallint[], $2::bytea[], $3::bytea[]) AS r(tbl, key, value) WHERE tbl = $4`,
+          [rows.tbls, rows.keys, rows.values, CREDITS],
+        );
         count += rows.tbls.length;
         rows = { tbls: [], keys: [], values: [] };
       };

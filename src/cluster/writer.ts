@@ -9,7 +9,7 @@ import { native } from '../engine/native.js';
 import type { DurabilityGate } from '../engine/durability.js';
 import { postgresUnavailable } from '../errors/errors.js';
 import { asStorageError, type AsyncWriter } from '../store/db.js';
-import { decodeWritten, isBlind, type Change } from './changes.js';
+import { CREDITS, creditsForCommit, decodeWritten, type Change } from './changes.js';
 import { PostgresUnavailable, type Postgres } from './postgres.js';
 import type { Replica } from './replica.js';
 import { STALE_WRITE } from './schema.js';
@@ -30,13 +30,12 @@ function sqlState(err: unknown): string {
 export async function commitChanges(pg: Postgres, node: string, changes: readonly Change[]): Promise<number> {
   // In key order, so two writes lock the rows they share in the same order.
   const sorted = [...changes].sort((a, b) => a.table - b.table || Buffer.compare(a.key, b.key));
-  const rows = await pg.query<{ seq: string }>('SELECT kw_commit($1, $2::smallint[], $3::bytea[], $4::bytea[], $5::bytea[], $6::boolean[]) AS seq', [
+  const rows = await pg.query<{ seq: string }>('SELECT kw_commit($1, $2::smallint[], $3::bytea[], $4::bytea[], $5::bytea[]) AS seq', [
     node,
     sorted.map((c) => c.table),
     sorted.map((c) => c.key),
     sorted.map((c) => c.before),
-    sorted.map((c) => c.after),
-    sorted.map((c) => isBlind(c.table)),
+    sorted.map((c) => (c.table === CREDITS && c.after !== null ? creditsForCommit(c.after) : c.after)),
   ]);
   return Number(rows[0]?.seq ?? 0);
 }

@@ -69,6 +69,21 @@ export class DurabilityGate {
     }
   }
 
+  /**
+   * A hot call made outside the dispatcher's synchronous path (a retry after the cluster
+   * settled what it needed) opened a batch: from now the gate commits it, at the end of this
+   * turn or before another transaction, as it does one it was told of by `hold`. The call's
+   * reply is then held as a write (Effect.Wrote): it leaves once that commit is done.
+   */
+  adopt(): void {
+    this.batchOpen = true;
+    this.batchSeq++;
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(this.flushNow);
+    }
+  }
+
   /** Commits the open batch, if any (before another transaction, at the end of the turn, on shutdown). */
   closeBatch(): void {
     if (!this.batchOpen) return;

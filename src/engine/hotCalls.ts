@@ -4,18 +4,26 @@
 // Context layout (native/src/context.rs reads it; all numbers little-endian):
 //   0  f64  nowMs, the time the call decides at (ms since the epoch, an integer)
 //   8  u32  flags: bit 0 VALIDATED — the bytes are the full way's (validated by the schema,
-//           re-serialised): the call answers or throws, never declines
+//           re-serialised): the call answers or throws, never declines them; bit 1 LEASED —
+//           cluster mode: credits are spent from this node's lease, and a call the lease
+//           cannot pay for declines with a need; bit 2 PAID — the cluster paid this call's
+//           credits already; bit 3 REFUSED — the cluster had not enough for them
 //  12  u32  effect, written by the call (Effect)
 //  16  u32  workspace id length   20 u32 request id length (0: the engine draws the next id
-//  24  u32  scope length                  of this thread's sequence)    28 u32 zero
-//  32  …    workspace id, request id, scope (UTF-8), back to back
+//  24  u32  scope length                  of this thread's sequence)
+//  28  u32  needs, written by the call: bit 0 the call needs the cluster (its reply is the
+//           JSON of a ClusterNeed); bit 1 it spent the credits PAID paid for
+//  32  f64  the cluster's credits balance (with PAID or REFUSED)        40 … 63 zero
+//  64  …    workspace id, request id, scope (UTF-8), back to back
 // The scope is what the root key may act on: "*" for every API (verifyKey) or namespace
 // (limit, multiLimit) of the workspace, else their ids joined by "\n" (Principal.scopeOf).
 //
 // A call declines (undefined, having read nothing, changed nothing and drawn no id) a body its
 // reader does not accept — the full way then validates it and answers the 400, or calls again
 // with the validated bytes — and, for limit and multiLimit, a namespace the workspace lacks or
-// the scope excludes (the full way creates it, or answers the 403).
+// the scope excludes (the full way creates it, or answers the 403). In cluster mode a call
+// may also need the cluster (a Need, having changed nothing): src/cluster/ settles it and
+// calls again.
 import { endianness } from 'node:os';
 import { native, type HotEntry } from './native.js';
 
@@ -36,54 +44,101 @@ function effectOf(code: number): Effect {
 export interface Served {
   readonly body: string;
   readonly effect: Effect;
+  /** The call spent credits a Payment paid for (false without one). */
+  readonly paidUsed: boolean;
 }
 
-const HEADER_BYTES = 32;
+/** What only the cluster can decide for a call (native/src/hot.rs Scratch::need_credits). */
+export interface ClusterNeed {
+  /** This node's lease cannot pay `cost` credits of the key (or its refill at `refillAt` is due). */
+  readonly credits?: { readonly keyId: string; readonly cost: number; readonly refillAt: number | null };
+}
+
+/** A call that declined because it needs the cluster; it changed nothing. */
+export interface Need {
+  readonly need: ClusterNeed;
+}
+
+export type Outcome = Served | Need;
+
+export function isNeed(outcome: Outcome | undefined): outcome is Need {
+  return outcome !== undefined && 'need' in outcome;
+}
+
+/** How the cluster settled a call's credits: it paid them, or it had not enough; `balance` is what it has. */
+export type Payment = { readonly paid: true; readonly balance: number } | { readonly paid: false; readonly balance: number };
+
+const HEADER_BYTES = 64;
 const VALIDATED = 1;
+const LEASED = 2;
+const PAID = 4;
+const REFUSED = 8;
+const NEEDS_CLUSTER = 1;
+const PAID_USED = 2;
 // The header is written through typed-array views, which use the machine's byte order.
 if (endianness() !== 'LE') throw new Error('keyward runs on little-endian machines only (the engine context is little-endian)');
 
 /** One per thread: the context buffer, rewritten only where a call's context differs. */
 export class HotCalls {
   private context = Buffer.alloc(1024);
-  /** Views of the context's header: nowMs at [0] of the f64 view, flags and effect at [2] and [3] of the u32 one. */
-  private f64 = new Float64Array(this.context.buffer, this.context.byteOffset, 1);
+  /** Views of the context's header: nowMs at [0] and the balance at [4] of the f64 view; flags, effect and needs at [2], [3] and [7] of the u32 one. */
+  private f64 = new Float64Array(this.context.buffer, this.context.byteOffset, HEADER_BYTES / 8);
   private u32 = new Uint32Array(this.context.buffer, this.context.byteOffset, HEADER_BYTES / 4);
   private workspaceId = '';
   private scope = '';
   private requestId = '';
 
+  /** `leased`: cluster mode, where credits are spent from this node's leases. */
+  constructor(private readonly leased = false) {}
+
   /**
    * keys.verifyKey; `scope`: the APIs the root key may verify. `validated`: the bytes are the
-   * full way's, answered or thrown for, never declined.
+   * full way's, answered or thrown for, never declined. `payment`: how the cluster settled the
+   * call's credits, after a Need.
    */
-  verifyKey(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: true): Served;
-  verifyKey(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: false): Served | undefined;
-  verifyKey(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean): Served | undefined {
-    return this.call(native.verifyKey, request, workspaceId, scope, nowMs, validated, '');
+  verifyKey(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: true, payment?: Payment): Outcome;
+  verifyKey(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: false): Outcome | undefined;
+  verifyKey(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean, payment?: Payment): Outcome | undefined {
+    return this.call(native.verifyKey, request, workspaceId, scope, nowMs, validated, '', payment);
   }
 
   /** ratelimits.limit; `scope`: the namespaces the root key may limit in. */
   limit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: true): Served;
   limit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: false): Served | undefined;
   limit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean): Served | undefined {
-    return this.call(native.limit, request, workspaceId, scope, nowMs, validated, '');
+    return this.served(this.call(native.limit, request, workspaceId, scope, nowMs, validated, ''));
   }
 
   /** ratelimits.multiLimit, all or nothing; `scope` as for limit. */
   multiLimit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: true): Served;
   multiLimit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: false): Served | undefined;
   multiLimit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean): Served | undefined {
-    return this.call(native.multiLimit, request, workspaceId, scope, nowMs, validated, '');
+    return this.served(this.call(native.multiLimit, request, workspaceId, scope, nowMs, validated, ''));
+  }
+
+  /** Rate limits need nothing of the cluster (their windows are this node's). */
+  private served(outcome: Outcome | undefined): Served | undefined {
+    if (isNeed(outcome)) throw new Error(`a rate limit call needed the cluster: ${JSON.stringify(outcome.need)}`);
+    return outcome;
   }
 
   /** Any entry, with a request id of the caller's ('' : the engine draws one; tests compare envelopes byte for byte). */
-  call(entry: HotEntry, request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean, requestId: string): Served | undefined {
+  call(entry: HotEntry, request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean, requestId: string, payment?: Payment): Outcome | undefined {
     const context = this.prepare(workspaceId, scope, requestId);
     this.f64[0] = nowMs;
-    this.u32[2] = validated ? VALIDATED : 0;
+    let flags = validated ? VALIDATED : 0;
+    if (payment !== undefined) {
+      flags |= payment.paid ? PAID : REFUSED;
+      this.f64[4] = payment.balance;
+    } else if (this.leased) {
+      flags |= LEASED;
+    }
+    this.u32[2] = flags;
     const body = entry(request, context);
-    return body === undefined ? undefined : { body, effect: effectOf(this.u32[3] ?? -1) };
+    if (body === undefined) return undefined;
+    const needs = this.u32[7] ?? 0;
+    if ((needs & NEEDS_CLUSTER) !== 0) return { need: JSON.parse(body) as ClusterNeed };
+    return { body, effect: effectOf(this.u32[3] ?? -1), paidUsed: (needs & PAID_USED) !== 0 };
   }
 
   /** The context buffer with these strings in place (written again only when one changed). */
@@ -93,14 +148,13 @@ export class HotCalls {
     const size = HEADER_BYTES + lengths[0] + lengths[1] + lengths[2];
     if (size > this.context.length) {
       this.context = Buffer.alloc(Math.max(size, this.context.length * 2));
-      this.f64 = new Float64Array(this.context.buffer, this.context.byteOffset, 1);
+      this.f64 = new Float64Array(this.context.buffer, this.context.byteOffset, HEADER_BYTES / 8);
       this.u32 = new Uint32Array(this.context.buffer, this.context.byteOffset, HEADER_BYTES / 4);
     }
     const c = this.context;
     c.writeUInt32LE(lengths[0], 16);
     c.writeUInt32LE(lengths[1], 20);
     c.writeUInt32LE(lengths[2], 24);
-    c.writeUInt32LE(0, 28);
     let at = HEADER_BYTES;
     at += c.write(workspaceId, at, 'utf8');
     at += c.write(requestId, at, 'utf8');

@@ -53,7 +53,8 @@ export type CreditsTuple = [remaining: number, refillAmount: number, refillDay: 
 /**
  * A hot procedure's entry: the request body's JSON bytes and the call's context (hotCalls.ts
  * layout) → the whole success envelope, the effect written into the context; undefined when
- * the call declined the bytes (see hotCalls.ts). `request` and `context` must not share memory.
+ * the call declined the bytes; in cluster mode, the JSON of what only the cluster can decide
+ * when the context says so (see hotCalls.ts). `request` and `context` must not share memory.
  */
 export type HotEntry = (request: Uint8Array, context: Buffer) => string | undefined;
 
@@ -94,8 +95,26 @@ export interface NativeModule {
   creditsGet(keyId: string, nowMs: number): CreditsTuple | undefined;
   /** Inside a transaction: stores the credits record. */
   creditsSet(keyId: string, remaining: number, refillAmount: number, refillDay: number, lastRefillAtMs: number): void;
-  /** Inside a transaction: removes the credits record (the key becomes unlimited). */
+  /** Inside a transaction: removes the credits record (the key becomes unlimited), and this node's lease of them. */
   creditsDelete(keyId: string): boolean;
+
+  // ── cluster mode: the cluster's balance and this node's leases (native/src/credits.rs Lease)
+  /** Inside a transaction: a change of the cluster's balance reached this node; a later epoch voids the lease of the one before. */
+  creditsApply(keyId: string, remaining: number, refillAmount: number, refillDay: number, lastRefillAtMs: number, epoch: number): void;
+  /**
+   * Inside a transaction: PostgreSQL granted this node `granted` in all under `epoch` (a total:
+   * one counted already adds nothing) and left the balance at `balance`; `exhausted`: it refused
+   * a spend with the balance at 0 and no lease out (the engine then refuses what the lease
+   * cannot pay, until a change of the balance arrives). Returns what the lease holds now; −1
+   * for a key without credits.
+   */
+  leaseGrant(keyId: string, epoch: number, granted: number, balance: number, exhausted: boolean): number;
+  /** Inside a transaction: takes what is left of the lease to give back: [epoch, returned in all, amount, granted in all]; undefined: no lease. */
+  leaseGiveBack(keyId: string): [epoch: number, returned: number, amount: number, granted: number] | undefined;
+  /** This node's lease: [remaining, granted, returned, epoch]; undefined: none. */
+  leaseGet(keyId: string): [remaining: number, granted: number, returned: number, epoch: number] | undefined;
+  /** Keys whose lease went low since the last call (a hint to ask for the next one). */
+  leasesLow(): string[];
   /** The override that applies to an identifier (exact, else the longest matching pattern), as JSON {overrideId, identifier, limit, duration}. */
   findOverride(namespaceId: string, identifier: string): string | undefined;
   /**
@@ -145,6 +164,7 @@ export interface NativeModule {
 const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
   open: true, close: true, tables: true, get: true, put: true, del: true, range: true, transaction: true, dryRun: true,
   sync: true, stats: true, warm: true, rootKeysVersion: true, creditsGet: true, creditsSet: true, creditsDelete: true,
+  creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,
   batchBegin: true, batchCommit: true, setVerifyCache: true, requestId: true, sha256Base64: true, fillRandom: true,
   exitProcess: true, _panicForTest: true,

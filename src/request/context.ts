@@ -2,6 +2,7 @@
 // in, never read), and the thread's services. rpc/dispatch.ts builds one per request.
 import type { Principal } from '../auth/permissions.js';
 import type { Page } from '../domain/cursor.js';
+import type { ClusterCredits } from '../cluster/credits.js';
 import type { HotCalls } from '../engine/hotCalls.js';
 import type { AsyncWriter } from '../store/db.js';
 import type { BackgroundJobs } from '../workers/jobs.js';
@@ -15,6 +16,8 @@ export interface Ctx extends AsyncWriter {
   readonly vaultKey: string | undefined;
   /** The engine's hot procedures, through this thread's context buffer. */
   readonly hot: HotCalls;
+  /** Cluster mode: this thread's part of the cluster's credits (what a verification's lease cannot pay for is settled there). */
+  readonly credits: ClusterCredits | undefined;
   /** Work that runs after the reply (cascades over many keys). */
   readonly jobs: BackgroundJobs;
   /**

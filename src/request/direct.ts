@@ -16,6 +16,7 @@ export function directCtx(principal: Principal, nowMs: number, opts: { vaultKey?
     requestId: opts.requestId ?? 'req_direct',
     vaultKey: opts.vaultKey,
     hot: new HotCalls(),
+    credits: undefined,
     jobs: new BackgroundJobs(settled(direct), createLogger('warn')),
     transact: settled(direct).transact,
   };

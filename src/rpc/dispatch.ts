@@ -5,6 +5,7 @@
 // reply by.
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Authenticator } from '../auth/authenticate.js';
+import type { ClusterCredits } from '../cluster/credits.js';
 import type { Principal } from '../auth/permissions.js';
 import { requirePermission } from '../auth/require.js';
 import { boundsMismatches, engineBounds } from '../engine/bounds.js';
@@ -37,6 +38,8 @@ export interface ThreadServices {
   readonly log: Logger;
   /** KEYWARD_VAULT_KEY, for recoverable keys. */
   readonly vaultKey: string | undefined;
+  /** Cluster mode: this thread's part of the leases of credits. */
+  readonly credits: ClusterCredits | undefined;
 }
 
 interface Compiled {
@@ -201,6 +204,10 @@ class RequestCtx implements Ctx {
 
   get hot(): HotCalls {
     return this.services.hot;
+  }
+
+  get credits(): ClusterCredits | undefined {
+    return this.services.credits;
   }
 
   get jobs(): BackgroundJobs {

@@ -1,7 +1,7 @@
 // The engine's hot entries called in-process as the server calls them (request JSON bytes and
 // a context, src/engine/hotCalls.ts), for tests of the engine itself: the answer's `data`, the
 // effect, the whole envelope.
-import { Effect, HotCalls } from '../../src/engine/hotCalls.js';
+import { Effect, HotCalls, isNeed } from '../../src/engine/hotCalls.js';
 import { native, type HotEntry } from '../../src/engine/native.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -33,6 +33,7 @@ export function hotCall(entry: HotEntry, workspaceId: string, request: unknown, 
   const bytes = Buffer.from(typeof request === 'string' ? request : JSON.stringify(request));
   const served = hot.call(entry, bytes, workspaceId, o.scope ?? '*', nowMs, o.validated ?? false, o.requestId ?? '');
   if (served === undefined) return undefined;
+  if (isNeed(served)) throw new Error(`the engine needed the cluster: ${JSON.stringify(served.need)}`);
   return { data: (JSON.parse(served.body) as { data: Data }).data, effect: served.effect, wrote: served.effect !== Effect.None, envelope: served.body };
 }
 
@@ -62,7 +63,7 @@ export function multiLimitCall(workspaceId: string, items: Data[], nowMs: number
  */
 export function contextBytes(workspaceId: string, nowMs: number, scope = '*'): Buffer {
   const strings = Buffer.from(workspaceId + scope);
-  const header = Buffer.alloc(32);
+  const header = Buffer.alloc(64);
   header.writeDoubleLE(nowMs, 0);
   header.writeUInt32LE(Buffer.byteLength(workspaceId), 16);
   header.writeUInt32LE(Buffer.byteLength(scope), 24);

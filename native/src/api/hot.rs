@@ -11,6 +11,11 @@
 //!
 //! limit and multiLimit also decline a body that names a namespace the workspace does not
 //! have, or one outside the scope: the full way creates it, or answers the 403.
+//!
+//! In cluster mode a call may also need what only the cluster can decide (context.rs
+//! NEEDS_CLUSTER): it then returns the JSON of that need instead of a reply, having changed
+//! nothing, and src/cluster/ settles the need and calls again (a request id it drew is
+//! drawn again then).
 
 use std::borrow::Cow;
 
@@ -42,17 +47,30 @@ fn context_of<'c>(context: &'c [u8]) -> Result<Context<'c>, Error> {
     context::read(context).map_err(|why| bad(format!("context: {why}")))
 }
 
+/// What a served call returns: its reply (or, when it needs the cluster, the JSON of what it
+/// needs) and its effect.
+struct Served {
+    reply: napi_value,
+    effect: Effect,
+    needs: u32,
+}
+
 /// Runs an evaluation with this thread's scratch buffers under the request id of `ctx` (or
-/// the next of this thread's ids) and returns the reply as a JS string, with the effect.
-fn answer(env: Env, ctx: &Context<'_>, call: impl FnOnce(&mut Scratch) -> Result<Effect, Error>) -> Result<(napi_value, Effect), Error> {
+/// the next of this thread's ids) and returns the reply as a JS string, with the effect; or,
+/// when the evaluation left a need (hot::Scratch::need), that need, having changed nothing.
+fn answer(env: Env, ctx: &Context<'_>, call: impl FnOnce(&mut Scratch) -> Result<Effect, Error>) -> Result<Served, Error> {
     hot::with_scratch(|scratch| {
         match ctx.request_id {
             Some(id) => scratch.envelope(id),
             None => scratch.envelope(reqid::next().as_str()),
         }
         let effect = call(scratch)?;
+        if !scratch.need.is_empty() {
+            debug_assert_eq!(effect, Effect::Read, "a call that needs the cluster changes nothing");
+            return Ok(Served { reply: env.string_from_utf8(&scratch.need)?, effect, needs: context::NEEDS_CLUSTER });
+        }
         match env.string_from_utf8(scratch.reply()) {
-            Ok(reply) => Ok((reply, effect)),
+            Ok(reply) => Ok(Served { reply, effect, needs: if scratch.paid_used { context::PAID_USED } else { 0 } }),
             Err(status) => {
                 // JS learns of a batch this call opened only from its effect: without a
                 // reply, the batch must not stay open.
@@ -68,14 +86,15 @@ fn answer(env: Env, ctx: &Context<'_>, call: impl FnOnce(&mut Scratch) -> Result
 /// Runs one hot entry: `serve` reads the request bytes under the context and answers (None:
 /// declined). The result is the reply, with its effect written into the context; undefined
 /// for a declined body (effect 0); ENGINE_DECLINED when the body was the full way's.
-fn entry(env: Env, args: &[napi_value; 2], serve: impl FnOnce(&Context<'_>, &[u8]) -> Result<Option<(napi_value, Effect)>, Error>) -> Result<napi_value, Error> {
+fn entry(env: Env, args: &[napi_value; 2], serve: impl FnOnce(&Context<'_>, &[u8]) -> Result<Option<Served>, Error>) -> Result<napi_value, Error> {
     let (request, context) = hot_args(env, args)?;
     let (validated, served) = {
         let ctx = context_of(context)?;
         (ctx.validated, serve(&ctx, request)?)
     };
+    context::set_needs(context, served.as_ref().map_or(0, |s| s.needs));
     match served {
-        Some((reply, effect)) => {
+        Some(Served { reply, effect, .. }) => {
             context::set_effect(context, effect);
             Ok(reply)
         }
@@ -93,7 +112,7 @@ fn entry(env: Env, args: &[napi_value; 2], serve: impl FnOnce(&Context<'_>, &[u8
 pub fn verify_key(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
     entry(env, args, |ctx, request| {
         let Some(b) = body::verify(request) else { return Ok(None) };
-        let req = verify::Request { workspace_id: ctx.workspace_id, allowed_apis: ctx.scope, key: b.key.as_bytes(), cost: b.cost, query: b.permissions.as_deref(), named: b.named, now_ms: ctx.now_ms };
+        let req = verify::Request { workspace_id: ctx.workspace_id, allowed_apis: ctx.scope, key: b.key.as_bytes(), cost: b.cost, query: b.permissions.as_deref(), named: b.named, now_ms: ctx.now_ms, credits: ctx.credits };
         answer(env, ctx, |scratch| verify::verify(&req, scratch).map_err(verify_error)).map(Some)
     })
 }

@@ -1,7 +1,8 @@
 //! The JS-facing side of the native module: the one boundary (`boundary`) that turns errors
 //! and Rust panics into JS exceptions with a `code`, argument readers (`args`), and the
-//! exports, thin wrappers over plain Rust modules: the store API (`store`) and the hot
-//! procedures (`hot`). lib.rs lists them.
+//! exports, thin wrappers over plain Rust modules: the store API (`store`), a key's credits
+//! and this node's leases of them (`credits`) and the hot procedures (`hot`). lib.rs lists
+//! them.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -10,6 +11,7 @@ use crate::napi::{self, napi_callback_info, napi_env, napi_value, Env, Status};
 use crate::store::StoreError;
 
 mod args;
+pub mod credits;
 pub mod hot;
 pub mod store;
 

@@ -3,10 +3,9 @@
 
 use std::path::Path;
 
-use super::args::{bool_arg, buffer_arg, buffer_mut_arg, bytes_arg, int_arg, key_id_arg, number_arg, optional_bool_arg, table_arg, with_string_bytes, KEY_STACK};
+use super::args::{bool_arg, buffer_arg, buffer_mut_arg, bytes_arg, int_arg, number_arg, optional_bool_arg, table_arg, with_string_bytes, KEY_STACK};
 use super::{bad, Error};
 use crate::counterlog;
-use crate::credits::{self, Credits};
 use crate::hash;
 use crate::meta;
 use crate::migrate;
@@ -132,7 +131,7 @@ pub fn transaction(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error
 /// dryRun(fn: () => T): [T, Buffer] — runs fn as `transaction` does (it may be re-run after
 /// the map grew) but never commits: returns fn's value and what it wrote (store::dry_run:
 /// record puts and deletes with each key's value before and after, and credits under
-/// CREDITS_WRITES), encoded as store::encode_written lays it out.
+/// api::credits::CREDITS_WRITES), encoded as store::encode_written lays it out.
 pub fn dry_run(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     let f = args[0];
     if env.type_of(f)? != ValueType::Function {
@@ -220,67 +219,6 @@ pub fn exit_process(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Erro
 /// _panicForTest(): never — proves panics become NATIVE_PANIC exceptions.
 pub fn panic_for_test(_: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     panic!("_panicForTest called");
-}
-
-/// creditsGet(keyId, nowMs): [remaining, refillAmount, refillDay, lastRefillAtMs] | undefined
-/// — the balance as of nowMs with a due refill applied to the view (nothing is written).
-pub fn credits_get(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
-    let mut stack = [0u8; KEY_STACK];
-    let key = key_id_arg(env, args[0], &mut stack)?;
-    let now_ms = int_arg(env, args[1], "nowMs")?;
-    let found = store::view(|v| counterlog::get(v, &credits::record_key(key)))?.and_then(|c| Credits::decode(&c));
-    let Some(c) = found else { return Ok(env.undefined()?) };
-    let (c, _) = c.refilled(now_ms);
-    let out = env.array(4)?;
-    for (i, v) in [c.remaining, c.refill_amount, c.refill_day, c.last_refill_at_ms].iter().enumerate() {
-        env.set_element(out, i as u32, env.double(*v as f64)?)?;
-    }
-    Ok(out)
-}
-
-/// creditsSet(keyId, remaining, refillAmount, refillDay, lastRefillAtMs): void — inside a
-/// transaction. remaining ≥ 0; refillAmount −1 (none) or ≥ 1; refillDay 0 or 1–31.
-pub fn credits_set(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
-    let mut stack = [0u8; KEY_STACK];
-    let key = key_id_arg(env, args[0], &mut stack)?;
-    let c = Credits {
-        remaining: int_arg(env, args[1], "remaining")?,
-        refill_amount: int_arg(env, args[2], "refillAmount")?,
-        refill_day: int_arg(env, args[3], "refillDay")?,
-        last_refill_at_ms: int_arg(env, args[4], "lastRefillAtMs")?,
-    };
-    if c.remaining < 0 || c.refill_amount < -1 || c.refill_amount == 0 || !(0..=31).contains(&c.refill_day) {
-        return Err(bad("credits out of range"));
-    }
-    let key_id = credits_key_id(key)?;
-    let tuple: Vec<u8> = [c.remaining, c.refill_amount, c.refill_day, c.last_refill_at_ms].iter().flat_map(|v| (*v as f64).to_le_bytes()).collect();
-    store::note_written(CREDITS_WRITES, key_id, || Ok(None), Some(&tuple))?;
-    store::note_records_change()?;
-    counterlog::put(&credits::record_key(key_id), &c.encode())?;
-    Ok(env.undefined()?)
-}
-
-/// The table id under which a dry run notes credits set or deleted (dryRun): the key id, and
-/// the tuple `[remaining, refillAmount, refillDay, lastRefillAtMs]` as four f64 LE (absent:
-/// deleted). src/cluster/changes.ts reads them back.
-pub const CREDITS_WRITES: u8 = 100;
-
-/// creditsDelete(keyId): boolean — inside a transaction: the key becomes unlimited (true if
-/// it had a credits record).
-pub fn credits_delete(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
-    let mut stack = [0u8; KEY_STACK];
-    let key_id = credits_key_id(key_id_arg(env, args[0], &mut stack)?)?;
-    store::note_written(CREDITS_WRITES, key_id, || Ok(None), None)?;
-    store::note_records_change()?;
-    Ok(env.boolean(counterlog::remove(&credits::record_key(key_id))?)?)
-}
-
-/// A key id as keyward makes them (no '/'); anything else is a caller's mistake.
-fn credits_key_id(key: &[u8]) -> Result<&[u8], Error> {
-    if key.contains(&b'/') {
-        return Err(bad("keyId must not contain '/'"));
-    }
-    Ok(key)
 }
 
 /// setVerifyCache(slots: number): void — slots of each serving thread's verification cache

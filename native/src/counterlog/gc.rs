@@ -9,7 +9,7 @@ use crate::store::{self, StoreError};
 use crate::window::Window;
 
 use super::index::{lock, Digest, Index};
-use super::layout::{seq_of, split, Key, Value, CREDITS, LOG};
+use super::layout::{is_window, seq_of, split, Key, Value, LOG};
 use super::txn_log::{current, with_log};
 
 type Result<T> = std::result::Result<T, StoreError>;
@@ -48,7 +48,7 @@ pub(super) fn collect(max: usize, now_ms: Option<i64>) -> Result<(usize, bool)> 
     }
     for (seq, key, value) in &visited {
         let live = current(&index, key).is_some_and(|e| e.seq == *seq);
-        let window = key[0] != CREDITS;
+        let window = is_window(key);
         let stale = window && live && now_ms.is_some_and(|now| Window::decode(value).is_none_or(|w| w.is_stale(now)));
         if live && !stale {
             continue;

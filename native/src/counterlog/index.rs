@@ -10,7 +10,7 @@ use crate::slots::Slots;
 use crate::store::{StoreError, Table, View};
 use crate::window::Window;
 
-use super::layout::{journal_key, seq_of, split, Key, LogState, Value, CREDITS, JOURNAL_KEEP, LOG};
+use super::layout::{is_window, journal_key, seq_of, split, Key, LogState, Value, JOURNAL_KEEP, LOG};
 
 type Result<T> = std::result::Result<T, StoreError>;
 
@@ -120,7 +120,7 @@ impl Live {
             let (next, looked) = table.scan(slot, left, &mut seen);
             // An empty shard (or its end) still costs a little, so a call always ends.
             left = left.saturating_sub(looked.max(1));
-            out.extend(seen.iter().filter(|(k, e)| k[0] != CREDITS && Window::decode(&e.value).is_none_or(|w| w.is_stale(now_ms))).map(|(k, _)| *k));
+            out.extend(seen.iter().filter(|(k, e)| is_window(k) && Window::decode(&e.value).is_none_or(|w| w.is_stale(now_ms))).map(|(k, _)| *k));
             *at = if next == 0 { ((shard + 1) % SHARDS, 0) } else { (shard, next) };
         }
     }

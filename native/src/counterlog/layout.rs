@@ -14,6 +14,15 @@ pub const LIMITER_WINDOW: u8 = 0x01;
 pub const KEY_WINDOW: u8 = 0x02;
 /// Tag of a key's credits record (credits.rs); never stale.
 pub const CREDITS: u8 = 0x03;
+/// Tag of this node's lease of a key's credits in cluster mode (credits.rs `Lease`); never
+/// stale.
+pub const CREDIT_LEASE: u8 = 0x04;
+
+/// Whether a counter of this name is a rate-limit window (window.rs), which goes stale; the
+/// others (credits, leases) live until removed.
+pub fn is_window(key: &Key) -> bool {
+    key[0] == LIMITER_WINDOW || key[0] == KEY_WINDOW
+}
 
 /// The name of the counter of kind `tag` for the concatenation of `parts`.
 pub fn named(tag: u8, parts: &[&[u8]]) -> Key {

@@ -70,4 +70,4 @@ mod txn_log;
 mod tests;
 
 pub use counters::{get, load, note_time, prefetch, put, remove, sweep};
-pub use layout::{named, Key, CREDITS, KEY_WINDOW, LIMITER_WINDOW};
+pub use layout::{named, Key, CREDITS, CREDIT_LEASE, KEY_WINDOW, LIMITER_WINDOW};

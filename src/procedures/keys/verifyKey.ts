@@ -1,5 +1,5 @@
 import { errorCode } from '../../engine/native.js';
-import type { Served } from '../../engine/hotCalls.js';
+import { isNeed, type Outcome, type Payment, type Served } from '../../engine/hotCalls.js';
 import { insufficientPermissions, invalidInput, permissionsQuerySyntax, unknownRateLimit } from '../../errors/errors.js';
 import type { Ctx } from '../../request/context.js';
 
@@ -12,8 +12,12 @@ export interface VerifyKeyInput {
   tags?: string[];
 }
 
-/** The full way: the validated input handed to the engine; refusals are data (valid:false + code), not errors. */
-export function verifyKey(input: VerifyKeyInput, ctx: Ctx): Served {
+/**
+ * The full way: the validated input handed to the engine; refusals are data (valid:false +
+ * code), not errors. In cluster mode, a verification this node's lease of the key's credits
+ * cannot pay for is settled with the cluster (a promise).
+ */
+export function verifyKey(input: VerifyKeyInput, ctx: Ctx): Served | Promise<Served> {
   input.ratelimits?.forEach((r, i) => {
     if ((r.limit === undefined) !== (r.duration === undefined)) {
       const missing = r.limit === undefined ? 'limit' : 'duration';
@@ -23,23 +27,30 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): Served {
   const scope = ctx.principal.verifyScope();
   if (scope === null) throw insufficientPermissions(['apis.*.verify_key', 'apis.<apiId>.verify_key']);
   const request = Buffer.from(JSON.stringify(input));
-  try {
-    return ctx.hot.verifyKey(request, ctx.principal.workspaceId, scope, ctx.nowMs, true);
-  } catch (err) {
-    throw refusalAsError(err);
-  }
+  const again = (payment?: Payment): Outcome => {
+    try {
+      return ctx.hot.verifyKey(request, ctx.principal.workspaceId, scope, ctx.nowMs, true, payment);
+    } catch (err) {
+      throw refusalAsError(err);
+    }
+  };
+  const outcome = again();
+  if (!isNeed(outcome)) return outcome;
+  if (ctx.credits === undefined || outcome.need.credits === undefined) throw new Error(`the engine needed the cluster outside cluster mode: ${JSON.stringify(outcome.need)}`);
+  return ctx.credits.settle(outcome.need.credits, again);
 }
 
 /**
  * Straight from the body bytes (Route.fromBody); undefined (nothing done) when the engine
- * declines them or the root key holds no verify grant — the full way then validates the
- * body and answers.
+ * declines them, needs the cluster, or the root key holds no verify grant — the full way then
+ * validates the body and answers.
  */
 export function verifyKeyFromBody(body: Uint8Array, ctx: Ctx): Served | undefined {
   const scope = ctx.principal.verifyScope();
   if (scope === null) return undefined;
   try {
-    return ctx.hot.verifyKey(body, ctx.principal.workspaceId, scope, ctx.nowMs, false);
+    const outcome = ctx.hot.verifyKey(body, ctx.principal.workspaceId, scope, ctx.nowMs, false);
+    return isNeed(outcome) ? undefined : outcome;
   } catch (err) {
     throw refusalAsError(err);
   }

@@ -1,0 +1,373 @@
+// This node's part of the cluster's credits (docs/cluster.md, "Credits"). The balance of a
+// limited key lives in PostgreSQL (kw_credits); a node spends from a lease PostgreSQL granted
+// it, inside the same store transaction as a verification on one node (native/src/credits.rs
+// Lease), so a verification waits for nothing in the common case. Here:
+//  - `settle`: a verification this node's lease cannot pay for (the engine declined it with a
+//    credits need) asks PostgreSQL for the next lease, sized from the key's recent rate and
+//    never more than balance / (2 × live nodes); when none can be granted any more (near
+//    exhaustion) PostgreSQL decides the spend itself and recalls the other nodes' leases, so
+//    that none stay stranded there. With every node up, a key's VALID answers number its
+//    credits exactly.
+//  - leases that went low are renewed ahead (the engine notes them: native leasesLow);
+//    leases not renewed for QUIET_MS go back, as do recalled ones and all of them when the
+//    node stops; a node that starts gives back what a crash left (grants and returns are
+//    totals, so a repeated one counts once).
+//  - PostgreSQL away: leases held are spent, then KEYWARD_CLUSTER_CREDITS_OFFLINE decides:
+//    `refuse` (USAGE_EXCEEDED) or `allow` (up to the allowance per key on this node, charged
+//    to the balance once PostgreSQL is back).
+import { randomUUID } from 'node:crypto';
+import type { DurabilityGate } from '../engine/durability.js';
+import { Effect, isNeed, type ClusterNeed, type Outcome, type Payment, type Served } from '../engine/hotCalls.js';
+import { native } from '../engine/native.js';
+import { postgresUnavailable } from '../errors/errors.js';
+import type { Logger } from '../log.js';
+import { delRecord, getText, putText, scanPrefix, type Writer } from '../store/db.js';
+import { PostgresUnavailable, type Postgres } from './postgres.js';
+import type { Replica } from './replica.js';
+
+export type OfflineCredits = 'refuse' | 'allow';
+
+export interface CreditsOptions {
+  /** KEYWARD_CLUSTER_CREDITS_OFFLINE. */
+  readonly offline: OfflineCredits;
+  /** KEYWARD_CLUSTER_CREDITS_OFFLINE_ALLOWANCE: credits of a key this node lets through while PostgreSQL is away (`allow`). */
+  readonly allowance: number;
+  /** KEYWARD_CLUSTER_LEASE_TTL_MS: a lease its node has not renewed for this long counts as spent. */
+  readonly leaseTtlMs: number;
+}
+
+export type CreditsNeed = NonNullable<ClusterNeed['credits']>;
+
+/** A lease lasts about this long at the key's recent rate. */
+const LEASE_MS = 1_000;
+/** The first lease of a key on this node (no rate known yet). */
+const FIRST_LEASE = 16;
+const MAX_LEASE = 1_000_000;
+/** A lease not renewed for this long goes back. */
+const QUIET_MS = 2_000;
+/** Attempts at a verification whose retries keep needing credits (others spent the lease first). */
+const ATTEMPTS = 4;
+/** How long a refusal waits for recalled leases to come back before it is final. */
+const RECALL_WAIT_MS = 25;
+/** How often the engine's low leases are looked at, and quiet ones given back. */
+const LOW_POLL_MS = 10;
+const QUIET_POLL_MS = 500;
+/** Meta keys of credits let through offline, not yet charged: + key id → {id, amount}. */
+const OFFLINE = 'cluster/credits_offline/';
+
+interface TakeRow {
+  outcome: 'lease' | 'paid' | 'refused' | 'none' | 'unlimited';
+  epoch: string;
+  granted: string;
+  balance: string;
+  others: string;
+  seq: string;
+}
+
+interface Take {
+  readonly outcome: TakeRow['outcome'];
+  readonly epoch: number;
+  readonly granted: number;
+  readonly balance: number;
+  readonly others: number;
+  readonly seq: number;
+}
+
+/** What this thread knows of a key's leases: when it was last granted one, and of what size. */
+interface Recent {
+  at: number;
+  size: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class ClusterCredits {
+  private readonly recent = new Map<string, Recent>();
+  private readonly asking = new Map<string, Promise<void>>();
+  /** Leases taken back here whose return PostgreSQL has not confirmed (it was away): told again. */
+  private readonly unconfirmed = new Set<string>();
+  /** Credits were let through offline since the last charge (they are in meta OFFLINE). */
+  private offlinePending = false;
+  private timers: NodeJS.Timeout[] = [];
+  private unlisten: (() => Promise<void>) | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly pg: Postgres,
+    /** This thread's local transactions (the serving thread's gated writer). */
+    private readonly local: Writer,
+    private readonly replica: Replica,
+    /** The serving thread's gate: a retried hot call's batch becomes its to commit. */
+    private readonly gate: Pick<DurabilityGate, 'adopt'> | undefined,
+    private readonly node: string,
+    private readonly options: CreditsOptions,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Settles a verification the engine declined for credits: gets this node a lease (then
+   * `again()` spends from it) or has PostgreSQL pay or refuse (`again(payment)`). Resolves to
+   * the verification's reply.
+   */
+  async settle(need: CreditsNeed, again: (payment?: Payment) => Outcome): Promise<Served> {
+    for (let attempt = 1; ; attempt++) {
+      let take: Take;
+      try {
+        // After a first lease was spent by others before this call got to it, the spend is
+        // decided in PostgreSQL.
+        take = await this.take(need.keyId, need.cost, attempt === 1 ? this.want(need.keyId, need.cost) : 0, true, need.refillAt);
+      } catch (err) {
+        if (!(err instanceof PostgresUnavailable)) throw err;
+        return this.offline(need, again);
+      }
+      if (take.seq > 0) await this.replica.waitApplied(take.seq);
+      switch (take.outcome) {
+        case 'lease': {
+          this.granted(need.keyId, take);
+          const out = this.retry(again);
+          if (out !== undefined) return out;
+          break;
+        }
+        case 'paid': {
+          this.noteBalance(need.keyId, take);
+          const out = this.retry(again, { paid: true, balance: take.balance }) as Served;
+          if (!out.paidUsed && need.cost > 0) void this.refund(need.keyId, take.epoch, need.cost);
+          return out;
+        }
+        case 'refused':
+          // Other nodes' leases were recalled: what they give back may pay for this call.
+          if (take.others > 0 && attempt < ATTEMPTS) {
+            await sleep(RECALL_WAIT_MS);
+            break;
+          }
+          this.noteBalance(need.keyId, take);
+          return this.retry(again, { paid: false, balance: take.balance }) as Served;
+        case 'unlimited':
+        case 'none': {
+          // The key lost its credits on the cluster: this node applies that, and verifies again.
+          await this.replica.waitHead();
+          const out = this.retry(again);
+          if (out !== undefined) return out;
+          if (attempt >= ATTEMPTS) throw new Error(`the credits of ${need.keyId} are unlimited on the cluster but limited on this node after catching up`);
+          break;
+        }
+      }
+    }
+  }
+
+  /**
+   * A hot call again; a batch it opened is the gate's to commit from now (other requests on
+   * this thread may run before the dispatcher holds this one's reply), and its reply waits as
+   * a write. undefined: it needs credits again.
+   */
+  private retry(again: (payment?: Payment) => Outcome, payment?: Payment): Served | undefined {
+    const out = again(payment);
+    if (isNeed(out)) {
+      if (payment !== undefined) throw new Error(`the engine needed the cluster after it paid: ${JSON.stringify(out.need)}`);
+      return undefined;
+    }
+    if (out.effect !== Effect.OpenedBatch) return out;
+    this.gate?.adopt();
+    return { ...out, effect: Effect.Wrote };
+  }
+
+  /** PostgreSQL away: the reply KEYWARD_CLUSTER_CREDITS_OFFLINE gives. */
+  private offline(need: CreditsNeed, again: (payment?: Payment) => Outcome): Served {
+    const known = native.creditsGet(need.keyId, Date.now())?.[0] ?? 0;
+    // Shared by this node's threads: the store holds what was let through.
+    const spent = parseOffline(getText('meta', OFFLINE + need.keyId))?.amount ?? 0;
+    if (this.options.offline === 'allow' && spent + need.cost <= this.options.allowance) {
+      // Recorded before the call, taken back if the call does not spend it: a write after
+      // the call could meet the batch it opened.
+      this.noteOffline(need.keyId, need.cost);
+      const out = this.retry(again, { paid: true, balance: known }) as Served;
+      if (!out.paidUsed) this.noteOffline(need.keyId, -need.cost);
+      return out;
+    }
+    return this.retry(again, { paid: false, balance: known }) as Served;
+  }
+
+  private noteOffline(keyId: string, amount: number): void {
+    this.offlinePending = true;
+    this.local.transact(() => {
+      const held = parseOffline(getText('meta', OFFLINE + keyId));
+      const next = { id: held?.id ?? randomUUID(), amount: (held?.amount ?? 0) + amount };
+      if (next.amount <= 0) delRecord('meta', OFFLINE + keyId);
+      else putText('meta', OFFLINE + keyId, JSON.stringify(next));
+    });
+  }
+
+  /** Charges what was let through offline (once per record: PostgreSQL keeps the ids). */
+  private async chargeOffline(): Promise<void> {
+    for (const { key, value } of scanPrefix('meta', OFFLINE, undefined, 1_000)) {
+      const held = parseOffline(value.toString('utf8'));
+      const keyId = key.slice(OFFLINE.length);
+      if (held !== undefined) await this.pg.query('SELECT kw_credits_charge($1, $2, $3)', [held.id, Buffer.from(keyId), held.amount]);
+      this.local.transact(() => {
+        // Charged as it was when read; what was let through meanwhile stays for next time.
+        const now = parseOffline(getText('meta', key));
+        if (now === undefined || now.id !== held?.id || now.amount === held.amount) delRecord('meta', key);
+        else putText('meta', key, JSON.stringify({ id: randomUUID(), amount: now.amount - held.amount }));
+      });
+    }
+  }
+
+  /** The lease to ask for: enough for LEASE_MS at the rate this thread's last lease went at. */
+  private want(keyId: string, cost: number): number {
+    const r = this.recent.get(keyId);
+    const floor = Math.max(cost, 1);
+    if (r === undefined) return Math.max(floor, FIRST_LEASE);
+    const rate = r.size / Math.max(Date.now() - r.at, 1);
+    return Math.min(MAX_LEASE, Math.max(floor, Math.ceil(rate * LEASE_MS)));
+  }
+
+  private async take(keyId: string, cost: number, want: number, pay: boolean, refillAt: number | null): Promise<Take> {
+    const [row] = await this.pg.query<TakeRow>('SELECT * FROM kw_credits_take($1, $2, $3, $4, $5, $6, $7, $8)', [
+      this.node,
+      Buffer.from(keyId),
+      cost,
+      want,
+      pay,
+      refillAt,
+      Date.now(),
+      this.options.leaseTtlMs,
+    ]);
+    if (row === undefined) throw new Error('kw_credits_take returned no row');
+    return { outcome: row.outcome, epoch: Number(row.epoch), granted: Number(row.granted), balance: Number(row.balance), others: Number(row.others), seq: Number(row.seq) };
+  }
+
+  /** Records a grant in this node's lease (in a local transaction). */
+  private granted(keyId: string, take: Take): void {
+    const before = native.leaseGet(keyId);
+    const after = this.local.transact(() => native.leaseGrant(keyId, take.epoch, take.granted, take.balance, false));
+    const added = after - (before !== undefined && before[3] === take.epoch ? before[0] : 0);
+    this.recent.set(keyId, { at: Date.now(), size: Math.max(added, 1) });
+  }
+
+  /** What PostgreSQL said of the balance; after a refusal with no lease out, the engine refuses alone until the balance changes. */
+  private noteBalance(keyId: string, take: Take): void {
+    const exhausted = take.outcome === 'refused' && take.balance === 0 && take.others === 0;
+    this.local.transact(() => native.leaseGrant(keyId, take.epoch, 0, take.balance, exhausted));
+  }
+
+  private async refund(keyId: string, epoch: number, amount: number): Promise<void> {
+    await this.pg.query('SELECT kw_credits_refund($1, $2, $3, $4)', [this.node, Buffer.from(keyId), epoch, amount]).catch((err: unknown) => {
+      this.log.warn('credits paid for a verification that did not spend them could not go back', { keyId, amount, error: (err as Error).message });
+    });
+  }
+
+  /**
+   * keys.updateCredits increment (delta > 0) or decrement (delta < 0) on the cluster's
+   * balance; resolves once this node has applied it. False: the key has no credits on the
+   * cluster.
+   */
+  async adjust(keyId: string, delta: number): Promise<boolean> {
+    let seq: string | null | undefined;
+    try {
+      [{ seq } = { seq: null }] = await this.pg.query<{ seq: string | null }>('SELECT kw_credits_adjust($1, $2, $3, $4) AS seq', [this.node, Buffer.from(keyId), delta, this.options.leaseTtlMs]);
+    } catch (err) {
+      if (err instanceof PostgresUnavailable) throw postgresUnavailable(`${err.message}. Nothing was changed; verifications go on from this node's leases`);
+      throw err;
+    }
+    if (seq === null || seq === undefined) return false;
+    await this.replica.waitApplied(Number(seq));
+    return true;
+  }
+
+  /** Asks for the next lease of a key whose lease went low (one request per key at a time). */
+  private renew(keyId: string): void {
+    if (this.asking.has(keyId) || this.stopped) return;
+    const asked = this.take(keyId, 0, this.want(keyId, 1), false, null)
+      .then((take) => {
+        if (take.outcome === 'lease') this.granted(keyId, take);
+      })
+      .catch(() => undefined)
+      .finally(() => this.asking.delete(keyId));
+    this.asking.set(keyId, asked);
+  }
+
+  /**
+   * Gives back what this node's lease of a key holds. A return PostgreSQL does not confirm is
+   * told again later (the totals make a repeat count once).
+   */
+  async giveBack(keyId: string): Promise<void> {
+    const back = this.local.transact(() => native.leaseGiveBack(keyId));
+    this.recent.delete(keyId);
+    if (back === undefined) return;
+    const [epoch, returned, , granted] = back;
+    this.unconfirmed.add(keyId);
+    const rows = await this.pg.query<{ balance: string | null }>('SELECT kw_credits_return($1, $2, $3, $4, $5) AS balance', [this.node, Buffer.from(keyId), epoch, returned, granted]);
+    this.unconfirmed.delete(keyId);
+    const balance = rows[0]?.balance;
+    if (balance !== null && balance !== undefined) this.local.transact(() => native.leaseGrant(keyId, epoch, 0, Number(balance), false));
+  }
+
+  /**
+   * Every lease PostgreSQL has granted this node goes back: grants a crash kept from being
+   * recorded here are recorded first, so what goes back is exact. At start and at stop.
+   */
+  async giveBackAll(): Promise<number> {
+    const rows = await this.pg.query<{ key_id: Buffer; epoch: string; granted: string; balance: string }>(
+      'SELECT l.key_id, l.epoch, l.granted, c.balance FROM kw_leases l JOIN kw_credits c USING (key_id) WHERE l.node = $1 AND l.epoch = c.epoch AND l.granted > l.settled',
+      [this.node],
+    );
+    for (const r of rows) {
+      const keyId = r.key_id.toString('utf8');
+      this.local.transact(() => native.leaseGrant(keyId, Number(r.epoch), Number(r.granted), Number(r.balance), false));
+      await this.giveBack(keyId);
+    }
+    await this.chargeOffline().catch(() => undefined);
+    return rows.length;
+  }
+
+  /** Renews low leases, gives back quiet ones and recalled ones, charges offline credits once PostgreSQL is back. */
+  async start(): Promise<void> {
+    const low = setInterval(() => {
+      for (const keyId of native.leasesLow()) this.renew(keyId);
+    }, LOW_POLL_MS);
+    const quiet = setInterval(() => void this.quiet(), QUIET_POLL_MS);
+    this.timers = [low, quiet];
+    this.timers.forEach((t) => t.unref());
+    await this.listen().catch(() => undefined);
+  }
+
+  private async quiet(): Promise<void> {
+    // While PostgreSQL is away, leases are spent on: what is given back could not be told.
+    if (!this.pg.healthy) return;
+    if (this.unlisten === undefined) await this.listen().catch(() => undefined);
+    for (const keyId of [...this.unconfirmed]) await this.giveBack(keyId).catch(() => undefined);
+    const now = Date.now();
+    for (const [keyId, r] of [...this.recent]) {
+      if (now - r.at >= QUIET_MS && !this.asking.has(keyId)) await this.giveBack(keyId).catch(() => undefined);
+    }
+    if (this.offlinePending && this.pg.healthy) {
+      this.offlinePending = false;
+      await this.chargeOffline().catch(() => (this.offlinePending = true));
+    }
+  }
+
+  private async listen(): Promise<void> {
+    if (this.stopped) return;
+    this.unlisten = await this.pg.listen(
+      'kw_credits_recall',
+      // Also a lease spent to nothing: giving it back tells PostgreSQL this node holds none.
+      (keyId) => {
+        if (native.leaseGet(keyId) !== undefined) void this.giveBack(keyId).catch(() => undefined);
+      },
+      () => (this.unlisten = undefined),
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.timers.forEach((t) => clearInterval(t));
+    await this.unlisten?.();
+    await Promise.all(this.asking.values());
+  }
+}
+
+function parseOffline(text: string | undefined): { id: string; amount: number } | undefined {
+  if (text === undefined) return undefined;
+  const v = JSON.parse(text) as { id?: unknown; amount?: unknown };
+  return typeof v.id === 'string' && typeof v.amount === 'number' ? { id: v.id, amount: v.amount } : undefined;
+}
