@@ -21,6 +21,7 @@ import { alternate, arg } from './lib/report.js';
 import { openStore, seedKeys } from './lib/seed.js';
 import { loadLinesLua, runWrk } from './lib/wrk.js';
 import { rawPost, runOpenLoop } from './lib/openLoop.js';
+import { createKeys, post } from './lib/http.js';
 
 const keys = arg('keys', 10_000);
 const durationS = arg('duration', 8);
@@ -34,29 +35,6 @@ const percentile = (values: number[], p: number): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 };
-
-async function post(base: string, rootKey: string, procedure: string, body: unknown): Promise<{ status: number; data: Record<string, unknown> }> {
-  const res = await fetch(`${base}/v2/${procedure}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${rootKey}` }, body: JSON.stringify(body) });
-  const json = (await res.json()) as { data: Record<string, unknown> };
-  return { status: res.status, data: json.data };
-}
-
-/** Creates `count` keys over HTTP, 16 at a time; their key strings. */
-async function createKeys(base: string, rootKey: string, apiId: string, count: number): Promise<string[]> {
-  const out: string[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < count) {
-        next++;
-        const r = await post(base, rootKey, 'keys.createKey', { apiId, credits: { remaining: 1_000_000_000 }, ratelimits: [{ name: 'requests', limit: 1_000_000_000, duration: 60_000, autoApply: true }] });
-        if (r.status !== 200) throw new Error(`createKey: ${r.status}`);
-        out.push(r.data.key as string);
-      }
-    }),
-  );
-  return out;
-}
 
 /** Propagation samples (ms): createKey's reply on `writer` → the key valid on `reader`. */
 async function propagation(writer: string, reader: string, rootKey: string, apiId: string, count: number): Promise<number[]> {

@@ -14,7 +14,7 @@ import { ROOT } from './cargo.mjs';
 export const DEBIAN_PACKAGES = ['librust-lmdb-dev', 'librust-sha2-dev', 'liblmdb-dev', 'pkg-config', 'cargo'];
 export const BENCH_PACKAGES = ['wrk', 'redis-server'];
 // The cluster tests start a throwaway PostgreSQL of their own (test/helpers/postgres.ts).
-export const TEST_PACKAGES = ['postgresql'];
+export const TEST_PACKAGES = ['postgresql', 'redis-server'];
 
 function say(quiet, msg) {
   if (!quiet) process.stderr.write(`setup: ${msg}\n`);

@@ -2,6 +2,7 @@
 // (LMDB is multi-process safe, so these work while the server runs).
 import { ConfigError, flagsToEnv, loadConfig } from './config.js';
 import { native } from './engine/native.js';
+import { HotCalls } from './engine/hotCalls.js';
 import { isValidGrant } from './domain/grants.js';
 import { createRootKey, createWorkspace, getWorkspace, listRootKeys, listWorkspaces, revokeRootKey } from './store/rootKeys.js';
 import { runServer } from './main.js';
@@ -73,7 +74,7 @@ function print(value: unknown): void {
 async function withStore<T>(fn: (writer: AsyncWriter) => T | Promise<T>): Promise<T> {
   const config = loadConfig();
   native.open(config.dataDir, config.durability === 'disk', 0, config.initialMapBytes, config.writeMap);
-  const cluster = config.postgresUrl === undefined ? undefined : threadCluster(config, createLogger('warn'), undefined, direct);
+  const cluster = config.postgresUrl === undefined ? undefined : threadCluster(config, createLogger('warn'), undefined, direct, new HotCalls());
   try {
     if (cluster !== undefined) {
       await prepareCluster(cluster);

@@ -39,6 +39,8 @@ export interface Config {
   readonly nodeId: string;
   /** KEYWARD_CLUSTER_LOG_KEEP: changes the cluster's log keeps; a node further behind loads a snapshot. */
   readonly clusterLogKeep: number;
+  /** KEYWARD_REDIS_URL: cluster mode, rate-limit windows shared through this Redis; undefined: each node counts its own. */
+  readonly redisUrl: string | undefined;
   /** KEYWARD_CLUSTER_CREDITS_OFFLINE: with PostgreSQL away and a key's lease spent, `refuse` (USAGE_EXCEEDED) or `allow` (up to the allowance). */
   readonly clusterCreditsOffline: 'refuse' | 'allow';
   /** KEYWARD_CLUSTER_CREDITS_OFFLINE_ALLOWANCE: credits of one key one node lets through while PostgreSQL is away (`allow`). */
@@ -139,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     postgresUrl: postgresUrl(env),
     nodeId: env.KEYWARD_NODE_ID?.trim() || `${hostname()}:${port}`,
     clusterLogKeep: int(env, 'KEYWARD_CLUSTER_LOG_KEEP', 1_000_000, 1, Number.MAX_SAFE_INTEGER),
+    redisUrl: redisUrl(env),
     clusterCreditsOffline: oneOf(env, 'KEYWARD_CLUSTER_CREDITS_OFFLINE', ['refuse', 'allow'] as const, 'refuse'),
     clusterCreditsOfflineAllowance: int(env, 'KEYWARD_CLUSTER_CREDITS_OFFLINE_ALLOWANCE', 100, 0, Number.MAX_SAFE_INTEGER),
     clusterLeaseTtlMs: int(env, 'KEYWARD_CLUSTER_LEASE_TTL_MS', 60_000, 5_000, 86_400_000),
@@ -164,6 +167,16 @@ function postgresUrl(env: NodeJS.ProcessEnv): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   const protocol = URL.canParse(raw) ? new URL(raw).protocol : undefined;
   if (protocol !== 'postgres:' && protocol !== 'postgresql:') throw new ConfigError(`KEYWARD_POSTGRES_URL must be a postgres:// URL, got a value that is not one`);
+  return raw;
+}
+
+/** KEYWARD_REDIS_URL: a redis:// or rediss:// URL, or unset; only with KEYWARD_POSTGRES_URL. */
+function redisUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.KEYWARD_REDIS_URL?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const protocol = URL.canParse(raw) ? new URL(raw).protocol : undefined;
+  if (protocol !== 'redis:' && protocol !== 'rediss:') throw new ConfigError('KEYWARD_REDIS_URL must be a redis:// or rediss:// URL, got a value that is not one');
+  if (env.KEYWARD_POSTGRES_URL?.trim() === undefined || env.KEYWARD_POSTGRES_URL.trim() === '') throw new ConfigError('KEYWARD_REDIS_URL shares rate limits between the nodes of a cluster: set KEYWARD_POSTGRES_URL too');
   return raw;
 }
 

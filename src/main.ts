@@ -132,6 +132,7 @@ export async function runServer(config: Config): Promise<void> {
     stopHeartbeat();
     await services.jobs.drain(DRAIN_TIMEOUT_MS);
     if (cluster !== undefined) {
+      await cluster.windows?.stop();
       await cluster.credits.stop();
       // Every lease this node holds goes back (a node that cannot reach PostgreSQL now gives
       // them back when it starts again).

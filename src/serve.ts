@@ -18,7 +18,7 @@ import { openApiDocument } from './rpc/openapi.js';
 import { newRequestId } from './rpc/requestId.js';
 import { ROUTES } from './rpc/routes.js';
 import { gatedWriter, settled } from './store/db.js';
-import { clusterMetrics, prepareCluster, threadCluster, type ThreadCluster } from './cluster/node.js';
+import { clusterMetrics, prepareCluster, startCounting, threadCluster, type ThreadCluster } from './cluster/node.js';
 import { BackgroundJobs } from './workers/jobs.js';
 
 // src/serve.ts (vitest) or dist/src/serve.js (built): package.json is one or two levels up.
@@ -45,21 +45,23 @@ export interface Thread {
 export function threadServices(config: Config, log: Logger, pool: boolean): Thread {
   const gate = new DurabilityGate(config.durability);
   const local = gatedWriter(gate);
-  const cluster = config.postgresUrl === undefined ? undefined : threadCluster(config, log, gate, local);
+  const hot = new HotCalls(config.postgresUrl !== undefined);
+  const cluster = config.postgresUrl === undefined ? undefined : threadCluster(config, log, gate, local, hot);
   const writer = cluster?.writer ?? settled(local);
   const jobs = new BackgroundJobs(writer, log, pool && cluster === undefined ? config : undefined);
-  return { services: { gate, writer, hot: new HotCalls(cluster !== undefined), jobs, log, vaultKey: config.vaultKey, credits: cluster?.credits }, cluster };
+  return { services: { gate, writer, hot, jobs, log, vaultKey: config.vaultKey, cluster: cluster?.calls }, cluster };
 }
 
 /**
  * Cluster mode: the schema made current, then this thread's replica brought up to date and
- * kept so, and its part of the leases of credits kept (renewed, given back when quiet).
+ * kept so, its part of the leases of credits kept (renewed, given back when quiet) and its
+ * windows shared through Redis.
  */
 export async function startCluster(cluster: ThreadCluster | undefined): Promise<void> {
   if (cluster === undefined) return;
   await prepareCluster(cluster);
   await cluster.replica.start();
-  await cluster.credits.start();
+  await startCounting(cluster);
 }
 
 /** The main thread allocates regions for `threads`; worker thread `thread` passes `shared`. */

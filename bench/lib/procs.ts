@@ -131,7 +131,12 @@ export function freePort(): Promise<number> {
 /** Debian's redis-server on a free loopback port, not durable (no RDB snapshots, no AOF). */
 export async function startRedis(): Promise<Proc> {
   const port = await freePort();
-  const dir = benchTempDir('keyward-bench-redis-');
+  const child = await spawnRedis(port, benchTempDir('keyward-bench-redis-'));
+  return { child, port, stop: stopper(child) };
+}
+
+/** redis-server on `port` (loopback), not durable, its files in `dir`; resolves once it answers. */
+export async function spawnRedis(port: number, dir: string): Promise<ChildProcess> {
   const child = track(spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--loglevel', 'warning'], { stdio: ['ignore', 'pipe', 'pipe'] }));
   await new Promise<void>((resolve, reject) => {
     child.once('error', (err) => reject(new Error(`redis-server could not be started (${err.message}): install it with apt-get install redis-server (npm run bench installs it when run as root)`)));
@@ -150,7 +155,39 @@ export async function startRedis(): Promise<Proc> {
     };
     probe();
   });
-  return { child, port, stop: stopper(child) };
+  return child;
+}
+
+/** A redis-server a test can stop and start again on the same port (fault injection). */
+export interface ThrowawayRedis {
+  readonly url: string;
+  readonly port: number;
+  /** Kills it (SIGKILL): its counts are gone, as after a crash. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port, empty. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startThrowawayRedis(): Promise<ThrowawayRedis> {
+  const port = await freePort();
+  const dir = benchTempDir('keyward-redis-');
+  let child = await spawnRedis(port, dir);
+  const kill = (): Promise<void> =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    kill,
+    start: async () => {
+      child = await spawnRedis(port, dir);
+    },
+    stop: kill,
+  };
 }
 
 /** The node:http + Redis peer (peers/redisPeer.ts) in front of Redis at `redisPort`. */

@@ -2,7 +2,7 @@
 // (the bench process opens the same LMDB environment as the server it measures: LMDB is
 // multi-process safe). Key strings are kept only in the bench's memory / temp files.
 import { native } from '../../src/engine/native.js';
-import { HotCalls } from '../../src/engine/hotCalls.js';
+import { HotCalls, isNeed } from '../../src/engine/hotCalls.js';
 import { DEFAULT_MAP_BYTES } from '../../src/config.js';
 import { Principal } from '../../src/auth/permissions.js';
 import { createKey, type CreateKeyInput } from '../../src/procedures/keys/createKey.js';
@@ -81,7 +81,7 @@ export function prefillWindows(workspaceId: string, namespace: string, count: nu
   const fill = batched(1000, (i) => {
     const body = Buffer.from(JSON.stringify({ namespace, identifier: identifier(i), limit, duration: durationMs }));
     const out = hot.limit(body, workspaceId, '*', nowMs, true);
-    if (!out.body.includes('"success":true')) throw new Error(`prefill: limit refused ${identifier(i)}: ${out.body}`);
+    if (isNeed(out) || !out.body.includes('"success":true')) throw new Error(`prefill: limit refused ${identifier(i)}: ${JSON.stringify(out)}`);
   });
   for (let i = 0; i < count; i++) {
     fill.call(i);

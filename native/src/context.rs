@@ -12,7 +12,8 @@
 //! | 24 | 4 | scope length |
 //! | 28 | 4 | needs, u32, written by the call: `NEEDS_CLUSTER` (1) when it declined because only the cluster can decide (the reply is then the JSON of what it needs, hot.rs `Scratch::need`); `PAID_USED` (2) when it spent credits `CREDITS_PAID` paid for (without it, they go back) |
 //! | 32 | 8 | credits balance, f64: with `CREDITS_PAID` or `CREDITS_REFUSED`, the cluster's balance the cluster reported |
-//! | 40 | 24 | zero |
+//! | 40 | 4 | live nodes, u32: with `SHARED_WINDOWS` or `SPLIT_WINDOWS`, how many nodes the cluster has (≥ 1) |
+//! | 44 | 20 | zero |
 //! | 64 | … | workspace id, request id, scope: UTF-8, back to back |
 //!
 //! Flags: `VALIDATED` (1), the request bytes are the full way's (validated by the procedure's
@@ -21,19 +22,25 @@
 //! the lease cannot pay for declines with a need. `CREDITS_PAID` (4): the cluster paid this
 //! call's cost already (PostgreSQL took it from the balance, or the offline allowance did);
 //! the lease is not touched. `CREDITS_REFUSED` (8): the cluster had not enough for it
-//! (USAGE_EXCEEDED, should the call get that far).
+//! (USAGE_EXCEEDED, should the call get that far). `SHARED_WINDOWS` (16): rate-limit windows
+//! are counted with the other nodes' through Redis (shared.rs), and a call only Redis can
+//! decide declines with a need. `SPLIT_WINDOWS` (32): Redis is away; each node keeps within
+//! its share of every limit.
 //!
 //! The scope is what the root key may act on: "*" for every API (verifyKey) or namespace
 //! (limit, multiLimit) of the workspace, else their ids joined by '\n' (verify::in_scope).
 
 use crate::hot::Effect;
+use crate::shared::Windows;
 
 pub const HEADER_BYTES: usize = 64;
 pub const VALIDATED: u32 = 1;
 pub const LEASED_CREDITS: u32 = 2;
 pub const CREDITS_PAID: u32 = 4;
 pub const CREDITS_REFUSED: u32 = 8;
-const FLAGS: u32 = VALIDATED | LEASED_CREDITS | CREDITS_PAID | CREDITS_REFUSED;
+pub const SHARED_WINDOWS: u32 = 16;
+pub const SPLIT_WINDOWS: u32 = 32;
+const FLAGS: u32 = VALIDATED | LEASED_CREDITS | CREDITS_PAID | CREDITS_REFUSED | SHARED_WINDOWS | SPLIT_WINDOWS;
 const EFFECT_AT: usize = 12;
 const NEEDS_AT: usize = 28;
 /// The call declined: only the cluster can decide it (hot.rs `Scratch::need`).
@@ -64,6 +71,7 @@ pub struct Context<'a> {
     pub request_id: Option<&'a str>,
     pub scope: &'a str,
     pub credits: Credits,
+    pub windows: Windows,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -97,6 +105,14 @@ pub fn read(b: &[u8]) -> Result<Context<'_>, &'static str> {
         CREDITS_REFUSED => Credits::Refused { balance: whole(32, "the credits balance must be a whole number ≥ 0")? },
         _ => return Err("at most one of the credits flags"),
     };
+    let nodes = u32_at(b, 40);
+    let windows = match flags & (SHARED_WINDOWS | SPLIT_WINDOWS) {
+        0 => Windows::Own,
+        _ if nodes == 0 => return Err("shared windows need the number of live nodes"),
+        SHARED_WINDOWS => Windows::Shared { nodes },
+        SPLIT_WINDOWS => Windows::Split { nodes },
+        _ => return Err("at most one of the windows flags"),
+    };
     let lengths = [u32_at(b, 16), u32_at(b, 20), u32_at(b, 24)].map(|n| n as usize);
     let mut at = HEADER_BYTES;
     let mut text = |len: usize| -> Result<&str, &'static str> {
@@ -110,7 +126,7 @@ pub fn read(b: &[u8]) -> Result<Context<'_>, &'static str> {
     if workspace_id.is_empty() {
         return Err("the context names no workspace");
     }
-    Ok(Context { now_ms: now as i64, validated: flags & VALIDATED != 0, workspace_id, request_id: (!request_id.is_empty()).then_some(request_id), scope, credits })
+    Ok(Context { now_ms: now as i64, validated: flags & VALIDATED != 0, workspace_id, request_id: (!request_id.is_empty()).then_some(request_id), scope, credits, windows })
 }
 
 /// Writes the effect of the call into its context.
@@ -142,12 +158,15 @@ mod tests {
     #[test]
     fn reads_the_layout() {
         let b = context(1_767_225_600_000.0, VALIDATED, "ws_1", "req_abc", "api_1\napi_2");
-        assert_eq!(read(&b), Ok(Context { now_ms: 1_767_225_600_000, validated: true, workspace_id: "ws_1", request_id: Some("req_abc"), scope: "api_1\napi_2", credits: Credits::Local }));
+        assert_eq!(read(&b), Ok(Context { now_ms: 1_767_225_600_000, validated: true, workspace_id: "ws_1", request_id: Some("req_abc"), scope: "api_1\napi_2", credits: Credits::Local, windows: Windows::Own }));
         let b = context(5.0, 0, "ws", "", "*");
         assert_eq!(read(&b).map(|c| (c.validated, c.request_id, c.scope)), Ok((false, None, "*")));
         assert_eq!(read(&context(5.0, LEASED_CREDITS, "ws", "", "*")).map(|c| c.credits), Ok(Credits::Leased));
         assert_eq!(read(&context(5.0, CREDITS_PAID, "ws", "", "*")).map(|c| c.credits), Ok(Credits::Paid { balance: 12 }));
         assert_eq!(read(&context(5.0, CREDITS_REFUSED | VALIDATED, "ws", "", "*")).map(|c| c.credits), Ok(Credits::Refused { balance: 12 }));
+        let mut shared = context(5.0, SHARED_WINDOWS, "ws", "", "*");
+        shared[40..44].copy_from_slice(&3u32.to_le_bytes());
+        assert_eq!(read(&shared).map(|c| c.windows), Ok(Windows::Shared { nodes: 3 }));
     }
 
     #[test]
@@ -155,7 +174,9 @@ mod tests {
         assert!(read(&[0; 31]).is_err());
         assert!(read(&context(1.5, 0, "ws", "", "*")).is_err());
         assert!(read(&context(f64::NAN, 0, "ws", "", "*")).is_err());
-        assert!(read(&context(1.0, 16, "ws", "", "*")).is_err());
+        assert!(read(&context(1.0, 64, "ws", "", "*")).is_err());
+        // Shared windows without a node count.
+        assert!(read(&context(1.0, SPLIT_WINDOWS, "ws", "", "*")).is_err());
         assert!(read(&context(1.0, CREDITS_PAID | CREDITS_REFUSED, "ws", "", "*")).is_err());
         let mut negative = context(1.0, CREDITS_PAID, "ws", "", "*");
         negative[32..40].copy_from_slice(&(-1.0f64).to_le_bytes());

@@ -13,6 +13,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::json;
+use crate::shared;
 use crate::store::{self, StoreError, View};
 use crate::counterlog;
 
@@ -89,6 +90,10 @@ pub struct Scratch {
     pub need: Vec<u8>,
     /// The answer spent credits the cluster paid for (context.rs CREDITS_PAID, PAID_USED).
     pub paid_used: bool,
+    /// Shared windows the answer admitted in (applied with the puts: shared.rs).
+    pub admitted: Vec<shared::Admitted>,
+    /// Windows only Redis can decide: the call declines with a need (api/hot.rs).
+    pub sync: Vec<shared::SyncWindow>,
     /// The head of the success envelope for this call.
     head: Vec<u8>,
 }
@@ -110,7 +115,25 @@ impl Scratch {
         self.puts.clear();
         self.need.clear();
         self.paid_used = false;
+        self.admitted.clear();
+        self.sync.clear();
     }
+
+    /// The call needs Redis to decide these windows: it declines, changing nothing.
+    pub fn need_sync(&mut self, windows: Vec<shared::SyncWindow>) {
+        self.puts.clear();
+        self.admitted.clear();
+        self.sync = windows;
+    }
+
+    /// Writes the evaluation's counters into the open transaction; its shared admissions are
+    /// counted (they come with counters: an admission of a cost above 0 writes its window).
+    fn write(&self, now_ms: i64) -> Result<(), StoreError> {
+        self.puts.apply(now_ms)?;
+        shared::apply(&self.admitted);
+        Ok(())
+    }
+
 
     /// The call needs the cluster to pay `cost` credits of the key `key_id` (this node's
     /// lease has not enough), or to refill its balance first (`refill_at`: the refill
@@ -144,7 +167,7 @@ impl Scratch {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: Vec::with_capacity(1024), puts: Puts::default(), need: Vec::new(), paid_used: false, head: Vec::with_capacity(64) });
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: Vec::with_capacity(1024), puts: Puts::default(), need: Vec::new(), paid_used: false, admitted: Vec::new(), sync: Vec::new(), head: Vec::with_capacity(64) });
 }
 
 /// Runs `f` with this thread's scratch buffers. Hot calls do not nest (no JS runs inside
@@ -197,7 +220,7 @@ pub fn run<E: From<StoreError>>(expect_writes: bool, now_ms: i64, scratch: &mut 
     };
     if store::in_batch() {
         evaluate(scratch)?;
-        scratch.puts.apply(now_ms)?;
+        scratch.write(now_ms)?;
         return Ok(if scratch.puts.is_empty() { Effect::Read } else { Effect::Wrote });
     }
     if !expect_writes {
@@ -220,13 +243,13 @@ pub fn run<E: From<StoreError>>(expect_writes: bool, now_ms: i64, scratch: &mut 
             // mode) fsync, for nothing.
             return Ok(Effect::Read);
         }
-        scratch.puts.apply(now_ms)?;
+        scratch.write(now_ms)?;
         std::mem::forget(opened);
         return Ok(Effect::OpenedBatch);
     }
     let wrote = store::transaction(|| {
         evaluate(scratch)?;
-        scratch.puts.apply(now_ms)?;
+        scratch.write(now_ms)?;
         Ok::<_, E>(!scratch.puts.is_empty())
     })?;
     Ok(if wrote { Effect::Wrote } else { Effect::Read })

@@ -7,7 +7,8 @@
 //! `code`. src/engine/native.ts is the TypeScript face of this table
 //! (test/engine/contract.test.ts compares the two). The logic lives in plain Rust modules:
 //! `store` (the LMDB environment, tables, transactions, group commit), `counterlog` (the
-//! counters of the hot calls), `verify` and `limit` (the hot procedures), `body` (their
+//! counters of the hot calls), `shared` (rate-limit windows a cluster shares through Redis),
+//! `verify` and `limit` (the hot procedures), `body` (their
 //! request readers), `context` (the hot calls' context layout), `window`, `credits`,
 //! `permissions` (pure rules), `records`/`msgpack` (the stored records' codec), `verified`
 //! (the verification cache), `migrate` (store layout upgrades at open). `ffi` is the only
@@ -32,6 +33,7 @@ mod permissions;
 mod random;
 mod records;
 mod reqid;
+mod shared;
 mod slots;
 mod store;
 mod verified;
@@ -84,6 +86,10 @@ exports! {
     c"leaseGiveBack" => api::credits::lease_give_back,
     c"leaseGet" => api::credits::lease_get,
     c"leasesLow" => api::credits::leases_low,
+    c"windowsDrain" => api::windows::windows_drain,
+    c"windowsTake" => api::windows::windows_take,
+    c"windowsLearn" => api::windows::windows_learn,
+    c"windowsRelease" => api::windows::windows_release,
     c"setVerifyCache" => api::store::set_verify_cache,
     c"exitProcess" => api::store::exit_process,
     c"_panicForTest" => api::store::panic_for_test,

@@ -28,6 +28,7 @@ use crate::msgpack::DecodeError;
 use crate::records::{self, OverrideRecord};
 use crate::hot::{self, Effect, KeyBuf, Scratch};
 use crate::store::{self, StoreError, Table, View};
+use crate::shared::{self, Admission, Admitted, SyncWindow, Windows};
 use crate::window::{self, Window};
 use crate::counterlog;
 
@@ -196,8 +197,9 @@ struct Outcome<'t> {
 /// increments applied, every limit evaluated on the post-increment values), each of them is
 /// decided on that window with the costs of all of them added, so two requests of cost 1
 /// against a limit of 1 are both refused, and the window is put once.
-fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], many: Option<&[&str]>, now_ms: i64, scratch: &mut Scratch) -> Result<(), LimitError> {
+fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], many: Option<&[&str]>, now_ms: i64, windows: Windows, scratch: &mut Scratch) -> Result<(), LimitError> {
     let mut outcomes = Vec::with_capacity(reqs.len());
+    let mut sync = Vec::new();
     for r in reqs {
         let o = find_override(v, &r.namespace_id, &r.identifier)?;
         let (limit, duration_ms) = o.as_ref().map_or((r.limit, r.duration_ms), |o| (o.limit, o.duration_ms));
@@ -214,14 +216,26 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], many: Option<&[&str]>, now_
         };
         let stored = counterlog::get(v, &key)?.and_then(|w| Window::decode(&w));
         let o = &mut outcomes[i];
-        let d = window::decide(stored, now_ms, o.duration_ms, o.limit, cost);
+        let s = shared::decide(windows, &key, stored, now_ms, o.duration_ms, o.limit, cost);
+        let d = s.decision;
         (o.success, o.remaining, o.reset_ms) = (d.success, d.remaining, d.reset_ms);
         if d.success && cost > 0 && first {
             scratch.puts.push(&key, d.next.encode());
+            match s.admission {
+                Admission::Sync => sync.push(SyncWindow { key, seq: d.next.seq, duration_ms: d.next.duration_ms, limit: o.limit, cost, weight: window::weight(&d.next, now_ms) }),
+                Admission::Pending | Admission::Token => scratch.admitted.push(Admitted { key, seq: d.next.seq, duration_ms: d.next.duration_ms, cost, admission: s.admission }),
+                Admission::None => {}
+            }
         }
     }
-    if !outcomes.iter().all(|o| o.success) {
+    let all_admitted = outcomes.iter().all(|o| o.success);
+    if all_admitted && !sync.is_empty() {
+        scratch.need_sync(sync);
+        return Ok(());
+    }
+    if !all_admitted {
         scratch.puts.clear();
+        scratch.admitted.clear();
         // Nothing is consumed: an admitted item reports the capacity it still has.
         for o in outcomes.iter_mut().filter(|o| o.success) {
             o.remaining = (o.remaining + o.cost).min(o.limit);
@@ -245,9 +259,11 @@ thread_local! {
 
 /// Decides every request (all or nothing) and leaves the answer in `scratch.out`:
 /// ratelimits.limit's outcome object, or with `many` (the namespaces as the requests named
-/// them) ratelimits.multiLimit's `{passed, limits}`. Returns what the call did to the store.
-pub fn limit(reqs: &[LimitRequest<'_>], many: Option<&[&str]>, now_ms: i64, scratch: &mut Scratch) -> Result<Effect, LimitError> {
-    let effect = hot::run(LAST_WROTE.get(), now_ms, scratch, |v, s| evaluate(v, reqs, many, now_ms, s))?;
+/// them) ratelimits.multiLimit's `{passed, limits}`; `windows`: how windows are counted in a
+/// cluster (shared.rs; a call only Redis can decide leaves a sync need instead). Returns what
+/// the call did to the store.
+pub fn limit(reqs: &[LimitRequest<'_>], many: Option<&[&str]>, now_ms: i64, windows: Windows, scratch: &mut Scratch) -> Result<Effect, LimitError> {
+    let effect = hot::run(LAST_WROTE.get(), now_ms, scratch, |v, s| evaluate(v, reqs, many, now_ms, windows, s))?;
     LAST_WROTE.set(effect != Effect::Read);
     Ok(effect)
 }

@@ -24,6 +24,7 @@ use crate::records::{self, IdentityRecord, KeyRecord, RatelimitDef, RoleRecord};
 use crate::hot::{self, Effect, KeyBuf, Scratch};
 use crate::store::{self, StoreError, Table, View};
 use crate::verified::{self, Entry};
+use crate::shared::{self, Admission, Admitted, SyncWindow, Windows};
 use crate::window::{self, Decision};
 
 pub struct Request<'a> {
@@ -41,6 +42,8 @@ pub struct Request<'a> {
     /// How credits are paid: from the key's record (one node) or, in cluster mode, from this
     /// node's lease or by PostgreSQL (context.rs).
     pub credits: context::Credits,
+    /// How rate-limit windows are counted (shared.rs).
+    pub windows: Windows,
 }
 
 /// One entry of the request's `ratelimits`.
@@ -221,6 +224,7 @@ struct Check<'a> {
     window: counterlog::Key,
     cost: i64,
     decision: Decision,
+    admission: Admission,
 }
 
 /// The name of the window `<scope>/<owner>/<name>`.
@@ -344,6 +348,15 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
         reply.json(out, "RATE_LIMITED", credits.map(|c| c.remaining), Some((&checks, false)));
         return Ok(());
     }
+    let sync: Vec<SyncWindow> = checks
+        .iter()
+        .filter(|c| c.admission == Admission::Sync)
+        .map(|c| SyncWindow { key: c.window, seq: c.decision.next.seq, duration_ms: c.decision.next.duration_ms, limit: c.def.limit, cost: c.cost, weight: window::weight(&c.decision.next, req.now_ms) })
+        .collect();
+    if !sync.is_empty() {
+        scratch.need_sync(sync);
+        return Ok(());
+    }
     let mut balance = None;
     if let (Some(c), Some(stored)) = (credits, stored) {
         let cost = req.cost.unwrap_or(1);
@@ -394,6 +407,9 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
     }
     for c in checks.iter().filter(|c| c.cost > 0) {
         scratch.puts.push(&c.window, c.decision.next.encode());
+        if c.admission != Admission::None {
+            scratch.admitted.push(Admitted { key: c.window, seq: c.decision.next.seq, duration_ms: c.decision.next.duration_ms, cost: c.cost, admission: c.admission });
+        }
     }
     reply.json(out, "VALID", balance, Some((&checks, true)));
     // Such an answer changed nothing (no credits, no window), so it can be given again for as
@@ -448,8 +464,8 @@ fn rate_limit_checks<'a>(
         };
         let window = own.get(scope, def.name).unwrap_or_else(|| window_key(scope, owner, def.name));
         let stored = counterlog::get(v, &window)?.and_then(|w| window::Window::decode(&w));
-        let decision = window::decide(stored, req.now_ms, def.duration_ms, def.limit, cost);
-        checks.push(Check { def, window, cost, decision });
+        let s = shared::decide(req.windows, &window, stored, req.now_ms, def.duration_ms, def.limit, cost);
+        checks.push(Check { def, window, cost, decision: s.decision, admission: s.admission });
     }
     Ok(checks)
 }

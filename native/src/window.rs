@@ -56,6 +56,12 @@ impl Window {
 /// The decision for `cost` against `limit` per `duration_ms` at `now_ms`, given the stored
 /// record (None, or one for another duration, counts as empty).
 pub fn decide(stored: Option<Window>, now_ms: i64, duration_ms: i64, limit: i64, cost: i64) -> Decision {
+    decide_on(rolled(stored, now_ms, duration_ms), now_ms, limit, cost)
+}
+
+/// The stored record as it stands in the bucket of `now_ms` (a bucket later: its current
+/// count becomes the previous one; older, or of another duration: empty).
+pub fn rolled(stored: Option<Window>, now_ms: i64, duration_ms: i64) -> Window {
     let duration_ms = duration_ms.max(1);
     let seq = now_ms.div_euclid(duration_ms);
     let (current, previous) = match stored {
@@ -63,13 +69,23 @@ pub fn decide(stored: Option<Window>, now_ms: i64, duration_ms: i64, limit: i64,
         Some(w) if w.duration_ms == duration_ms && w.seq + 1 == seq => (0, w.current),
         _ => (0, 0),
     };
-    let elapsed_ms = now_ms - seq * duration_ms;
+    Window { duration_ms, seq, current, previous }
+}
+
+/// The part of the previous bucket that still counts at `now_ms`: its weight's numerator
+/// (duration − elapsed, over the duration).
+pub fn weight(base: &Window, now_ms: i64) -> i64 {
+    base.duration_ms - (now_ms - base.seq * base.duration_ms)
+}
+
+/// The decision on a record already rolled to the bucket of `now_ms` (`rolled`).
+pub fn decide_on(base: Window, now_ms: i64, limit: i64, cost: i64) -> Decision {
+    let Window { duration_ms, seq, current, previous } = base;
     // floor(previous · (duration − elapsed) / duration) in integers (exact, no float drift).
-    let weighted = ((previous as i128) * ((duration_ms - elapsed_ms) as i128) / (duration_ms as i128)) as i64;
+    let weighted = ((previous as i128) * (weight(&base, now_ms) as i128) / (duration_ms as i128)) as i64;
     let effective = current.saturating_add(weighted).saturating_add(cost);
     let success = limit > 0 && effective <= limit;
     let reset_ms = (seq + 1) * duration_ms;
-    let base = Window { duration_ms, seq, current, previous };
     if success {
         Decision { success, remaining: limit - effective, reset_ms, next: Window { current: current + cost, ..base } }
     } else {

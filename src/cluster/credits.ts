@@ -2,8 +2,8 @@
 // limited key lives in PostgreSQL (kw_credits); a node spends from a lease PostgreSQL granted
 // it, inside the same store transaction as a verification on one node (native/src/credits.rs
 // Lease), so a verification waits for nothing in the common case. Here:
-//  - `settle`: a verification this node's lease cannot pay for (the engine declined it with a
-//    credits need) asks PostgreSQL for the next lease, sized from the key's recent rate and
+//  - `obtain`: a verification this node's lease cannot pay for (the engine declined it with a
+//    credits need; settle.ts) asks PostgreSQL for the next lease, sized from the key's recent rate and
 //    never more than balance / (2 × live nodes); when none can be granted any more (near
 //    exhaustion) PostgreSQL decides the spend itself and recalls the other nodes' leases, so
 //    that none stay stranded there. With every node up, a key's VALID answers number its
@@ -16,8 +16,7 @@
 //    `refuse` (USAGE_EXCEEDED) or `allow` (up to the allowance per key on this node, charged
 //    to the balance once PostgreSQL is back).
 import { randomUUID } from 'node:crypto';
-import type { DurabilityGate } from '../engine/durability.js';
-import { Effect, isNeed, type ClusterNeed, type Outcome, type Payment, type Served } from '../engine/hotCalls.js';
+import type { ClusterNeed, Payment } from '../engine/hotCalls.js';
 import { native } from '../engine/native.js';
 import { postgresUnavailable } from '../errors/errors.js';
 import type { Logger } from '../log.js';
@@ -38,6 +37,14 @@ export interface CreditsOptions {
 
 export type CreditsNeed = NonNullable<ClusterNeed['credits']>;
 
+/** How the cluster settled a call's credits (`obtain`). */
+export interface Obtained {
+  /** None: this node's lease pays (the call spends from it). */
+  readonly payment?: Payment;
+  /** The call did not spend what was paid: it goes back. */
+  readonly unused?: () => void;
+}
+
 /** A lease lasts about this long at the key's recent rate. */
 const LEASE_MS = 1_000;
 /** The first lease of a key on this node (no rate known yet). */
@@ -45,9 +52,8 @@ const FIRST_LEASE = 16;
 const MAX_LEASE = 1_000_000;
 /** A lease not renewed for this long goes back. */
 const QUIET_MS = 2_000;
-/** Attempts at a verification whose retries keep needing credits (others spent the lease first). */
-const ATTEMPTS = 4;
-/** How long a refusal waits for recalled leases to come back before it is final. */
+/** Waits of a refusal for recalled leases to come back before it is final. */
+const RECALLS = 3;
 const RECALL_WAIT_MS = 25;
 /** How often the engine's low leases are looked at, and quiet ones given back. */
 const LOW_POLL_MS = 10;
@@ -97,94 +103,60 @@ export class ClusterCredits {
     /** This thread's local transactions (the serving thread's gated writer). */
     private readonly local: Writer,
     private readonly replica: Replica,
-    /** The serving thread's gate: a retried hot call's batch becomes its to commit. */
-    private readonly gate: Pick<DurabilityGate, 'adopt'> | undefined,
     private readonly node: string,
     private readonly options: CreditsOptions,
     private readonly log: Logger,
   ) {}
 
   /**
-   * Settles a verification the engine declined for credits: gets this node a lease (then
-   * `again()` spends from it) or has PostgreSQL pay or refuse (`again(payment)`). Resolves to
-   * the verification's reply.
+   * What settles a verification the engine declined for credits (settle.ts calls it again
+   * with `payment`): a lease for this node (no payment: the call spends from the lease), or
+   * PostgreSQL's payment or refusal. `unused`: to call when the call did not spend what was
+   * paid. `attempt` > 1: a lease granted for this call was spent by others first, so the
+   * spend is decided in PostgreSQL.
    */
-  async settle(need: CreditsNeed, again: (payment?: Payment) => Outcome): Promise<Served> {
-    for (let attempt = 1; ; attempt++) {
+  async obtain(need: CreditsNeed, attempt: number): Promise<Obtained> {
+    for (let recalls = 0; ; recalls++) {
       let take: Take;
       try {
-        // After a first lease was spent by others before this call got to it, the spend is
-        // decided in PostgreSQL.
         take = await this.take(need.keyId, need.cost, attempt === 1 ? this.want(need.keyId, need.cost) : 0, true, need.refillAt);
       } catch (err) {
         if (!(err instanceof PostgresUnavailable)) throw err;
-        return this.offline(need, again);
+        return this.offline(need);
       }
       if (take.seq > 0) await this.replica.waitApplied(take.seq);
       switch (take.outcome) {
-        case 'lease': {
+        case 'lease':
           this.granted(need.keyId, take);
-          const out = this.retry(again);
-          if (out !== undefined) return out;
-          break;
-        }
-        case 'paid': {
+          return {};
+        case 'paid':
           this.noteBalance(need.keyId, take);
-          const out = this.retry(again, { paid: true, balance: take.balance }) as Served;
-          if (!out.paidUsed && need.cost > 0) void this.refund(need.keyId, take.epoch, need.cost);
-          return out;
-        }
+          return { payment: { paid: true, balance: take.balance }, unused: () => void this.refund(need.keyId, take.epoch, need.cost) };
         case 'refused':
           // Other nodes' leases were recalled: what they give back may pay for this call.
-          if (take.others > 0 && attempt < ATTEMPTS) {
+          if (take.others > 0 && recalls < RECALLS) {
             await sleep(RECALL_WAIT_MS);
             break;
           }
           this.noteBalance(need.keyId, take);
-          return this.retry(again, { paid: false, balance: take.balance }) as Served;
+          return { payment: { paid: false, balance: take.balance } };
         case 'unlimited':
-        case 'none': {
+        case 'none':
           // The key lost its credits on the cluster: this node applies that, and verifies again.
           await this.replica.waitHead();
-          const out = this.retry(again);
-          if (out !== undefined) return out;
-          if (attempt >= ATTEMPTS) throw new Error(`the credits of ${need.keyId} are unlimited on the cluster but limited on this node after catching up`);
-          break;
-        }
+          return {};
       }
     }
   }
 
-  /**
-   * A hot call again; a batch it opened is the gate's to commit from now (other requests on
-   * this thread may run before the dispatcher holds this one's reply), and its reply waits as
-   * a write. undefined: it needs credits again.
-   */
-  private retry(again: (payment?: Payment) => Outcome, payment?: Payment): Served | undefined {
-    const out = again(payment);
-    if (isNeed(out)) {
-      if (payment !== undefined) throw new Error(`the engine needed the cluster after it paid: ${JSON.stringify(out.need)}`);
-      return undefined;
-    }
-    if (out.effect !== Effect.OpenedBatch) return out;
-    this.gate?.adopt();
-    return { ...out, effect: Effect.Wrote };
-  }
-
-  /** PostgreSQL away: the reply KEYWARD_CLUSTER_CREDITS_OFFLINE gives. */
-  private offline(need: CreditsNeed, again: (payment?: Payment) => Outcome): Served {
+  /** PostgreSQL away: what KEYWARD_CLUSTER_CREDITS_OFFLINE says. */
+  private offline(need: CreditsNeed): Obtained {
     const known = native.creditsGet(need.keyId, Date.now())?.[0] ?? 0;
     // Shared by this node's threads: the store holds what was let through.
     const spent = parseOffline(getText('meta', OFFLINE + need.keyId))?.amount ?? 0;
-    if (this.options.offline === 'allow' && spent + need.cost <= this.options.allowance) {
-      // Recorded before the call, taken back if the call does not spend it: a write after
-      // the call could meet the batch it opened.
-      this.noteOffline(need.keyId, need.cost);
-      const out = this.retry(again, { paid: true, balance: known }) as Served;
-      if (!out.paidUsed) this.noteOffline(need.keyId, -need.cost);
-      return out;
-    }
-    return this.retry(again, { paid: false, balance: known }) as Served;
+    if (this.options.offline !== 'allow' || spent + need.cost > this.options.allowance) return { payment: { paid: false, balance: known } };
+    this.noteOffline(need.keyId, need.cost);
+    return { payment: { paid: true, balance: known }, unused: () => this.noteOffline(need.keyId, -need.cost) };
   }
 
   private noteOffline(keyId: string, amount: number): void {

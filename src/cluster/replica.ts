@@ -16,7 +16,8 @@ import { applyChange, CREDITS, REPLICATED_META_PREFIXES, REPLICATED_TABLES } fro
 import { PostgresUnavailable, type Postgres } from './postgres.js';
 
 const APPLIED = 'cluster/applied';
-const CLUSTER_ID = 'cluster/id';
+/** Meta: the id of the cluster this store is a replica of. */
+export const CLUSTER_ID = 'cluster/id';
 /** Changes fetched and applied per store transaction. */
 const BATCH = 5_000;
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { fillRandom } from './random.js';
 import { base58Fixed } from './base58.js';
 
@@ -16,4 +17,13 @@ export function newId(prefix: IdPrefix, nowMs: number): string {
     t = Math.floor(t / 256);
   }
   return `${prefix}_${base58Fixed(bytes)}`;
+}
+
+/**
+ * `prefix_` + 22 base58 characters of the SHA-256 of `name`: the same id wherever and whenever
+ * it is made, for a record that comes to be on first use (a rate-limit namespace), so nodes
+ * of a cluster creating it at once agree on it.
+ */
+export function namedId(prefix: IdPrefix, name: string): string {
+  return `${prefix}_${base58Fixed(new Uint8Array(createHash('sha256').update(name).digest().subarray(0, 16)))}`;
 }

@@ -7,13 +7,17 @@
 //           re-serialised): the call answers or throws, never declines them; bit 1 LEASED —
 //           cluster mode: credits are spent from this node's lease, and a call the lease
 //           cannot pay for declines with a need; bit 2 PAID — the cluster paid this call's
-//           credits already; bit 3 REFUSED — the cluster had not enough for them
+//           credits already; bit 3 REFUSED — the cluster had not enough for them; bit 4
+//           SHARED — rate-limit windows are counted with the other nodes' (Redis), a call
+//           only Redis can decide declines with a need; bit 5 SPLIT — Redis is away, each node
+//           keeps within its share
 //  12  u32  effect, written by the call (Effect)
 //  16  u32  workspace id length   20 u32 request id length (0: the engine draws the next id
 //  24  u32  scope length                  of this thread's sequence)
 //  28  u32  needs, written by the call: bit 0 the call needs the cluster (its reply is the
 //           JSON of a ClusterNeed); bit 1 it spent the credits PAID paid for
-//  32  f64  the cluster's credits balance (with PAID or REFUSED)        40 … 63 zero
+//  32  f64  the cluster's credits balance (with PAID or REFUSED)
+//  40  u32  live nodes (with SHARED or SPLIT)                            44 … 63 zero
 //  64  …    workspace id, request id, scope (UTF-8), back to back
 // The scope is what the root key may act on: "*" for every API (verifyKey) or namespace
 // (limit, multiLimit) of the workspace, else their ids joined by "\n" (Principal.scopeOf).
@@ -48,10 +52,12 @@ export interface Served {
   readonly paidUsed: boolean;
 }
 
-/** What only the cluster can decide for a call (native/src/hot.rs Scratch::need_credits). */
+/** What only the cluster can decide for a call (native/src/hot.rs Scratch::need_credits, api/hot.rs need_windows). */
 export interface ClusterNeed {
   /** This node's lease cannot pay `cost` credits of the key (or its refill at `refillAt` is due). */
   readonly credits?: { readonly keyId: string; readonly cost: number; readonly refillAt: number | null };
+  /** Windows only Redis can decide (src/cluster/windows.ts SyncWindow). */
+  readonly windows?: readonly { readonly key: string; readonly seq: number; readonly duration: number; readonly limit: number; readonly cost: number; readonly weight: number }[];
 }
 
 /** A call that declined because it needs the cluster; it changed nothing. */
@@ -73,6 +79,8 @@ const VALIDATED = 1;
 const LEASED = 2;
 const PAID = 4;
 const REFUSED = 8;
+const SHARED = 16;
+const SPLIT = 32;
 const NEEDS_CLUSTER = 1;
 const PAID_USED = 2;
 // The header is written through typed-array views, which use the machine's byte order.
@@ -88,8 +96,18 @@ export class HotCalls {
   private scope = '';
   private requestId = '';
 
+  /** Cluster mode with Redis: SHARED or SPLIT, and the live nodes (0: windows are this node's own). */
+  private windowFlags = 0;
+  private nodes = 0;
+
   /** `leased`: cluster mode, where credits are spent from this node's leases. */
   constructor(private readonly leased = false) {}
+
+  /** Cluster mode with Redis (src/cluster/windows.ts): windows shared, or each node within its share of `nodes`. */
+  countWindows(mode: 'shared' | 'split', nodes: number): void {
+    this.windowFlags = mode === 'shared' ? SHARED : SPLIT;
+    this.nodes = Math.max(1, nodes);
+  }
 
   /**
    * keys.verifyKey; `scope`: the APIs the root key may verify. `validated`: the bytes are the
@@ -103,23 +121,17 @@ export class HotCalls {
   }
 
   /** ratelimits.limit; `scope`: the namespaces the root key may limit in. */
-  limit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: true): Served;
-  limit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: false): Served | undefined;
-  limit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean): Served | undefined {
-    return this.served(this.call(native.limit, request, workspaceId, scope, nowMs, validated, ''));
+  limit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: true): Outcome;
+  limit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: false): Outcome | undefined;
+  limit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean): Outcome | undefined {
+    return this.call(native.limit, request, workspaceId, scope, nowMs, validated, '');
   }
 
   /** ratelimits.multiLimit, all or nothing; `scope` as for limit. */
-  multiLimit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: true): Served;
-  multiLimit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: false): Served | undefined;
-  multiLimit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean): Served | undefined {
-    return this.served(this.call(native.multiLimit, request, workspaceId, scope, nowMs, validated, ''));
-  }
-
-  /** Rate limits need nothing of the cluster (their windows are this node's). */
-  private served(outcome: Outcome | undefined): Served | undefined {
-    if (isNeed(outcome)) throw new Error(`a rate limit call needed the cluster: ${JSON.stringify(outcome.need)}`);
-    return outcome;
+  multiLimit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: true): Outcome;
+  multiLimit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: false): Outcome | undefined;
+  multiLimit(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean): Outcome | undefined {
+    return this.call(native.multiLimit, request, workspaceId, scope, nowMs, validated, '');
   }
 
   /** Any entry, with a request id of the caller's ('' : the engine draws one; tests compare envelopes byte for byte). */
@@ -132,6 +144,10 @@ export class HotCalls {
       this.f64[4] = payment.balance;
     } else if (this.leased) {
       flags |= LEASED;
+    }
+    if (this.windowFlags !== 0) {
+      flags |= this.windowFlags;
+      this.u32[10] = this.nodes;
     }
     this.u32[2] = flags;
     const body = entry(request, context);

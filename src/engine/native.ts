@@ -115,6 +115,16 @@ export interface NativeModule {
   leaseGet(keyId: string): [remaining: number, granted: number, returned: number, epoch: number] | undefined;
   /** Keys whose lease went low since the last call (a hint to ask for the next one). */
   leasesLow(): string[];
+
+  // ── cluster mode: rate-limit windows shared through Redis (native/src/shared.rs) ────
+  /** The buckets to push or ask Redis for, what they give Redis taken: records `name(16) seq duration pending returned` (i64 LE), 48 bytes each. */
+  windowsDrain(nowMs: number): Buffer;
+  /** For sync checks: this node's pending counts of the buckets `name(16) seq duration` (32 bytes each), taken: one i64 LE each; each bucket is released once the call answered. */
+  windowsTake(records: Buffer): Buffer;
+  /** What Redis said at `atMs` (what the engine knows is fresh for a while after): records `name(16) seq duration others othersPrevious admitted` (i64 LE), 56 bytes each. */
+  windowsLearn(records: Buffer, atMs: number): void;
+  /** The buckets a call checked (windowsTake's records), released once it answered. */
+  windowsRelease(records: Buffer): void;
   /** The override that applies to an identifier (exact, else the longest matching pattern), as JSON {overrideId, identifier, limit, duration}. */
   findOverride(namespaceId: string, identifier: string): string | undefined;
   /**
@@ -164,7 +174,7 @@ export interface NativeModule {
 const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
   open: true, close: true, tables: true, get: true, put: true, del: true, range: true, transaction: true, dryRun: true,
   sync: true, stats: true, warm: true, rootKeysVersion: true, creditsGet: true, creditsSet: true, creditsDelete: true,
-  creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true,
+  creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true, windowsDrain: true, windowsTake: true, windowsLearn: true, windowsRelease: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,
   batchBegin: true, batchCommit: true, setVerifyCache: true, requestId: true, sha256Base64: true, fillRandom: true,
   exitProcess: true, _panicForTest: true,

@@ -93,4 +93,5 @@ export const storageUnavailable = (detail: string): ApiError => new ApiError('st
 export const commitFailed = (err: unknown): ApiError => storageUnavailable(`The store could not commit this request (${(err as Error).message}); nothing was changed.`);
 /** Cluster mode: PostgreSQL cannot take a write now. */
 export const postgresUnavailable = (detail: string): ApiError => new ApiError('postgres_unavailable', `${detail}.`);
+export const clusterBusy = (detail: string): ApiError => new ApiError('cluster_busy', `${detail}.`);
 export const shuttingDown = (): ApiError => new ApiError('shutting_down', 'The server is shutting down; retry on another instance or after it restarts.');

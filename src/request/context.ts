@@ -3,7 +3,7 @@
 import type { Principal } from '../auth/permissions.js';
 import type { Page } from '../domain/cursor.js';
 import type { ClusterCredits } from '../cluster/credits.js';
-import type { HotCalls } from '../engine/hotCalls.js';
+import type { HotCalls, Outcome, Payment, Served } from '../engine/hotCalls.js';
 import type { AsyncWriter } from '../store/db.js';
 import type { BackgroundJobs } from '../workers/jobs.js';
 
@@ -16,8 +16,13 @@ export interface Ctx extends AsyncWriter {
   readonly vaultKey: string | undefined;
   /** The engine's hot procedures, through this thread's context buffer. */
   readonly hot: HotCalls;
-  /** Cluster mode: this thread's part of the cluster's credits (what a verification's lease cannot pay for is settled there). */
+  /** Cluster mode: this thread's part of the cluster's credits (updateCredits' increments and decrements). */
   readonly credits: ClusterCredits | undefined;
+  /**
+   * A hot call's reply: its outcome as it is, or — cluster mode, when only the cluster could
+   * decide it (a Need) — once the cluster settled the need and `again` made the call again.
+   */
+  settle(outcome: Outcome, again: (payment?: Payment) => Outcome): Served | Promise<Served>;
   /** Work that runs after the reply (cascades over many keys). */
   readonly jobs: BackgroundJobs;
   /**

@@ -4,6 +4,7 @@
 // calls go through a context buffer of their own, background jobs run on this thread.
 import type { Principal } from '../auth/permissions.js';
 import { HotCalls } from '../engine/hotCalls.js';
+import { settleOutcome } from './settle.js';
 import { createLogger } from '../log.js';
 import { direct, settled } from '../store/db.js';
 import { BackgroundJobs } from '../workers/jobs.js';
@@ -17,6 +18,7 @@ export function directCtx(principal: Principal, nowMs: number, opts: { vaultKey?
     vaultKey: opts.vaultKey,
     hot: new HotCalls(),
     credits: undefined,
+    settle: (outcome, again) => settleOutcome(undefined, outcome, again),
     jobs: new BackgroundJobs(settled(direct), createLogger('warn')),
     transact: settled(direct).transact,
   };

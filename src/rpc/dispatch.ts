@@ -6,11 +6,13 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Authenticator } from '../auth/authenticate.js';
 import type { ClusterCredits } from '../cluster/credits.js';
+import type { ClusterCalls } from '../cluster/settle.js';
 import type { Principal } from '../auth/permissions.js';
 import { requirePermission } from '../auth/require.js';
 import { boundsMismatches, engineBounds } from '../engine/bounds.js';
 import type { DurabilityGate } from '../engine/durability.js';
-import { Effect, type HotCalls, type Served } from '../engine/hotCalls.js';
+import { Effect, type HotCalls, type Outcome, type Payment, type Served } from '../engine/hotCalls.js';
+import { settleOutcome } from '../request/settle.js';
 import { ApiError } from '../errors/apiError.js';
 import { invalidBody, malformedJson, unexpectedError } from '../errors/errors.js';
 import { fromAjv } from '../errors/fromAjv.js';
@@ -38,8 +40,8 @@ export interface ThreadServices {
   readonly log: Logger;
   /** KEYWARD_VAULT_KEY, for recoverable keys. */
   readonly vaultKey: string | undefined;
-  /** Cluster mode: this thread's part of the leases of credits. */
-  readonly credits: ClusterCredits | undefined;
+  /** Cluster mode: where a hot call only the cluster can decide is settled. */
+  readonly cluster: ClusterCalls | undefined;
 }
 
 interface Compiled {
@@ -207,7 +209,11 @@ class RequestCtx implements Ctx {
   }
 
   get credits(): ClusterCredits | undefined {
-    return this.services.credits;
+    return this.services.cluster?.credits;
+  }
+
+  settle(outcome: Outcome, again: (payment?: Payment) => Outcome): Served | Promise<Served> {
+    return settleOutcome(this.services.cluster, outcome, again);
   }
 
   get jobs(): BackgroundJobs {

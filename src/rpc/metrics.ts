@@ -18,6 +18,28 @@ const STATUS_SLOT: Readonly<Int8Array> = (() => {
   return slots;
 })();
 
+/** One thread's histogram of durations, over the same buckets as the request durations. */
+export class Histogram {
+  private readonly counts = new Float64Array(BUCKETS_S.length + 1);
+  private sum = 0;
+
+  record(seconds: number): void {
+    let b = 0;
+    while (b < BUCKETS_S.length && seconds > (BUCKETS_S[b] as number)) b++;
+    this.counts[b] = (this.counts[b] as number) + 1;
+    this.sum += seconds;
+  }
+
+  /** The Prometheus rows of `name` with `labels` (`k="v"`), none while nothing was recorded. */
+  rows(name: string, labels: string): string[] {
+    let cumulative = 0;
+    const rows = BUCKETS_S.map((le, b) => `${name}_bucket{${labels},le="${le}"} ${(cumulative += this.counts[b] as number)}`);
+    cumulative += this.counts[BUCKETS_S.length] as number;
+    if (cumulative === 0) return [];
+    return [...rows, `${name}_bucket{${labels},le="+Inf"} ${cumulative}`, `${name}_sum{${labels}} ${this.sum}`, `${name}_count{${labels}} ${cumulative}`];
+  }
+}
+
 export class Metrics {
   private readonly names: readonly string[];
   /** Slots of one thread's region: counts, histogram buckets, duration sums (µs). */

@@ -1,6 +1,6 @@
 // Rate-limit namespaces and overrides in the store (records.ts). Windows belong to the
 // engine (native/src/limit.rs) and are never touched here.
-import { newId } from '../domain/ids.js';
+import { namedId, newId } from '../domain/ids.js';
 import { delRecord, getRecord, putRecord } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
 import { native } from '../engine/native.js';
@@ -37,13 +37,14 @@ export function findNamespace(workspaceId: string, nameOrId: string): NamespaceR
 
 /**
  * The namespace with this name, created when missing (inside the caller's transaction, so
- * concurrent creators agree on one).
+ * concurrent creators agree on one; its id is named after the workspace and the name, so the
+ * nodes of a cluster creating it at once agree on it too, and count in the same windows).
  */
 export function ensureNamespace(workspaceId: string, name: string, nowMs: number): NamespaceRecord {
   const key = namespaceKey(workspaceId, name);
   const existing = getRecord<NamespaceRecord>('ratelimit_namespaces', key);
   if (existing !== undefined) return existing;
-  const record: NamespaceRecord = { id: newId('rlns', nowMs), workspaceId, name, createdAtMs: nowMs };
+  const record: NamespaceRecord = { id: namedId('rlns', `${workspaceId}/${name}`), workspaceId, name, createdAtMs: nowMs };
   putRecord('ratelimit_namespaces', key, record);
   idxPut(IDX.nsId(record.id), key);
   return record;

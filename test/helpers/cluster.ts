@@ -1,22 +1,28 @@
-// A cluster for tests: a throwaway PostgreSQL and keyward nodes on it (live servers).
+// A cluster for tests: a throwaway PostgreSQL (and Redis, when asked for) and keyward nodes on
+// it (live servers).
 import { startPostgres, type ThrowawayPostgres } from '../../bench/lib/postgres.js';
+import { startThrowawayRedis, type ThrowawayRedis } from '../../bench/lib/procs.js';
 import { randomRootKey, startServer, type Server } from './server.js';
 
 export interface TestCluster {
   pg: ThrowawayPostgres;
+  /** With `{ redis: true }`: the Redis the nodes share windows through. */
+  redis: ThrowawayRedis | undefined;
   nodes: Server[];
   rootKey: string;
   /** Starts one more node (an empty data dir unless given). */
   node(name: string, opts?: { dataDir?: string; env?: Record<string, string> }): Promise<Server>;
 }
 
-export async function startCluster(count: number, env: Record<string, string> = {}): Promise<TestCluster> {
+export async function startCluster(count: number, env: Record<string, string> = {}, opts: { redis?: boolean } = {}): Promise<TestCluster> {
   const pg = await startPostgres();
+  const redis = opts.redis === true ? await startThrowawayRedis() : undefined;
   const rootKey = randomRootKey();
-  const node = (name: string, opts: { dataDir?: string; env?: Record<string, string> } = {}): Promise<Server> =>
-    startServer({ rootKey, ...(opts.dataDir === undefined ? {} : { dataDir: opts.dataDir }), env: { KEYWARD_POSTGRES_URL: pg.url, KEYWARD_NODE_ID: name, ...env, ...opts.env } });
+  const shared = { KEYWARD_POSTGRES_URL: pg.url, ...(redis === undefined ? {} : { KEYWARD_REDIS_URL: redis.url }) };
+  const node = (name: string, o: { dataDir?: string; env?: Record<string, string> } = {}): Promise<Server> =>
+    startServer({ rootKey, ...(o.dataDir === undefined ? {} : { dataDir: o.dataDir }), env: { ...shared, KEYWARD_NODE_ID: name, ...env, ...o.env } });
   const nodes = await Promise.all(Array.from({ length: count }, (_, i) => node(`node-${i}`)));
-  return { pg, nodes, rootKey, node };
+  return { pg, redis, nodes, rootKey, node };
 }
 
 /** Polls `fn` until it returns true, at most `ms`. */

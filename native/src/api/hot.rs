@@ -27,6 +27,7 @@ use crate::counterlog;
 use crate::hot::{self, Effect, Scratch};
 use crate::limit::{self, LimitError, LimitRequest};
 use crate::napi::{napi_value, Env};
+use crate::json;
 use crate::reqid;
 use crate::store;
 use crate::verify::{self, in_scope, VerifyError};
@@ -65,6 +66,9 @@ fn answer(env: Env, ctx: &Context<'_>, call: impl FnOnce(&mut Scratch) -> Result
             None => scratch.envelope(reqid::next().as_str()),
         }
         let effect = call(scratch)?;
+        if !scratch.sync.is_empty() {
+            need_windows(scratch);
+        }
         if !scratch.need.is_empty() {
             debug_assert_eq!(effect, Effect::Read, "a call that needs the cluster changes nothing");
             return Ok(Served { reply: env.string_from_utf8(&scratch.need)?, effect, needs: context::NEEDS_CLUSTER });
@@ -81,6 +85,29 @@ fn answer(env: Env, ctx: &Context<'_>, call: impl FnOnce(&mut Scratch) -> Result
             }
         }
     })
+}
+
+/// The need of a call only Redis can decide, as JSON: `{"windows":[{"key": hex of the
+/// counter's name, "seq", "duration", "limit", "cost", "weight"}, …]}` (src/cluster/windows.ts
+/// reads it).
+fn need_windows(scratch: &mut Scratch) {
+    let windows = std::mem::take(&mut scratch.sync);
+    scratch.need.clear();
+    json::raw(&mut scratch.need, "{\"windows\":[");
+    for (i, w) in windows.iter().enumerate() {
+        json::raw(&mut scratch.need, if i > 0 { ",{\"key\":\"" } else { "{\"key\":\"" });
+        for b in w.key {
+            scratch.need.extend_from_slice(format!("{b:02x}").as_bytes());
+        }
+        for (name, value) in [("seq", w.seq), ("duration", w.duration_ms), ("limit", w.limit), ("cost", w.cost), ("weight", w.weight)] {
+            json::raw(&mut scratch.need, if name == "seq" { "\",\"" } else { ",\"" });
+            json::raw(&mut scratch.need, name);
+            json::raw(&mut scratch.need, "\":");
+            json::int(&mut scratch.need, value);
+        }
+        scratch.need.push(b'}');
+    }
+    json::raw(&mut scratch.need, "]}");
 }
 
 /// Runs one hot entry: `serve` reads the request bytes under the context and answers (None:
@@ -112,7 +139,7 @@ fn entry(env: Env, args: &[napi_value; 2], serve: impl FnOnce(&Context<'_>, &[u8
 pub fn verify_key(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
     entry(env, args, |ctx, request| {
         let Some(b) = body::verify(request) else { return Ok(None) };
-        let req = verify::Request { workspace_id: ctx.workspace_id, allowed_apis: ctx.scope, key: b.key.as_bytes(), cost: b.cost, query: b.permissions.as_deref(), named: b.named, now_ms: ctx.now_ms, credits: ctx.credits };
+        let req = verify::Request { workspace_id: ctx.workspace_id, allowed_apis: ctx.scope, key: b.key.as_bytes(), cost: b.cost, query: b.permissions.as_deref(), named: b.named, now_ms: ctx.now_ms, credits: ctx.credits, windows: ctx.windows };
         answer(env, ctx, |scratch| verify::verify(&req, scratch).map_err(verify_error)).map(Some)
     })
 }
@@ -123,7 +150,7 @@ pub fn limit(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
         let Some(b) = body::limit(request) else { return Ok(None) };
         let Some(id) = namespace_in_scope(ctx, &b.namespace)? else { return Ok(None) };
         let req = LimitRequest { namespace_id: Cow::Borrowed(&*id), ..b.request };
-        answer(env, ctx, |scratch| limit::limit(std::slice::from_ref(&req), None, ctx.now_ms, scratch).map_err(limit_error)).map(Some)
+        answer(env, ctx, |scratch| limit::limit(std::slice::from_ref(&req), None, ctx.now_ms, ctx.windows, scratch).map_err(limit_error)).map(Some)
     })
 }
 
@@ -135,7 +162,7 @@ pub fn multi_limit(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error
         let Some(ids) = items.iter().map(|b| namespace_in_scope(ctx, &b.namespace)).collect::<Result<Option<Vec<_>>, Error>>()? else { return Ok(None) };
         let names: Vec<&str> = items.iter().map(|b| &*b.namespace).collect();
         let reqs: Vec<LimitRequest<'_>> = items.iter().zip(&ids).map(|(b, id)| LimitRequest { namespace_id: Cow::Borrowed(&**id), identifier: Cow::Borrowed(&*b.request.identifier), ..b.request }).collect();
-        answer(env, ctx, |scratch| limit::limit(&reqs, Some(&names), ctx.now_ms, scratch).map_err(limit_error)).map(Some)
+        answer(env, ctx, |scratch| limit::limit(&reqs, Some(&names), ctx.now_ms, ctx.windows, scratch).map_err(limit_error)).map(Some)
     })
 }
 

@@ -1,8 +1,8 @@
 //! The JS-facing side of the native module: the one boundary (`boundary`) that turns errors
 //! and Rust panics into JS exceptions with a `code`, argument readers (`args`), and the
 //! exports, thin wrappers over plain Rust modules: the store API (`store`), a key's credits
-//! and this node's leases of them (`credits`) and the hot procedures (`hot`). lib.rs lists
-//! them.
+//! and this node's leases of them (`credits`), the windows a cluster shares through Redis
+//! (`windows`) and the hot procedures (`hot`). lib.rs lists them.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -14,6 +14,7 @@ mod args;
 pub mod credits;
 pub mod hot;
 pub mod store;
+pub mod windows;
 
 pub enum Error {
     Store(StoreError),

@@ -1,7 +1,8 @@
 import { errorCode } from '../../engine/native.js';
-import { isNeed, type Outcome, type Payment, type Served } from '../../engine/hotCalls.js';
+import type { Outcome, Payment, Served } from '../../engine/hotCalls.js';
 import { insufficientPermissions, invalidInput, permissionsQuerySyntax, unknownRateLimit } from '../../errors/errors.js';
 import type { Ctx } from '../../request/context.js';
+import { servedOrFullWay } from '../../request/settle.js';
 
 export interface VerifyKeyInput {
   key: string;
@@ -14,8 +15,9 @@ export interface VerifyKeyInput {
 
 /**
  * The full way: the validated input handed to the engine; refusals are data (valid:false +
- * code), not errors. In cluster mode, a verification this node's lease of the key's credits
- * cannot pay for is settled with the cluster (a promise).
+ * code), not errors. In cluster mode, a verification only the cluster can decide (this
+ * node's lease of the key's credits cannot pay for it, or a limit is near) is settled with
+ * the cluster (a promise).
  */
 export function verifyKey(input: VerifyKeyInput, ctx: Ctx): Served | Promise<Served> {
   input.ratelimits?.forEach((r, i) => {
@@ -34,10 +36,7 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): Served | Promise<Ser
       throw refusalAsError(err);
     }
   };
-  const outcome = again();
-  if (!isNeed(outcome)) return outcome;
-  if (ctx.credits === undefined || outcome.need.credits === undefined) throw new Error(`the engine needed the cluster outside cluster mode: ${JSON.stringify(outcome.need)}`);
-  return ctx.credits.settle(outcome.need.credits, again);
+  return ctx.settle(again(), again);
 }
 
 /**
@@ -49,8 +48,7 @@ export function verifyKeyFromBody(body: Uint8Array, ctx: Ctx): Served | undefine
   const scope = ctx.principal.verifyScope();
   if (scope === null) return undefined;
   try {
-    const outcome = ctx.hot.verifyKey(body, ctx.principal.workspaceId, scope, ctx.nowMs, false);
-    return isNeed(outcome) ? undefined : outcome;
+    return servedOrFullWay(ctx.hot.verifyKey(body, ctx.principal.workspaceId, scope, ctx.nowMs, false));
   } catch (err) {
     throw refusalAsError(err);
   }

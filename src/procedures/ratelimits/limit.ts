@@ -1,6 +1,7 @@
-import type { Served } from '../../engine/hotCalls.js';
+import type { Outcome, Served } from '../../engine/hotCalls.js';
 import { namespacesForLimit } from '../../lookups/namespaces.js';
 import type { Ctx } from '../../request/context.js';
+import { servedOrFullWay } from '../../request/settle.js';
 
 export interface LimitInput {
   namespace: string;
@@ -12,13 +13,16 @@ export interface LimitInput {
 
 /**
  * The full way: the namespace is checked (403) or created, then the validated input is
- * handed to the engine; a refusal is data (success:false), not an error.
+ * handed to the engine; a refusal is data (success:false), not an error. In cluster mode a
+ * limit only Redis can decide (near it) is settled with the cluster.
  */
 export async function limit(input: LimitInput, ctx: Ctx): Promise<Served> {
   await namespacesForLimit(ctx, [input.namespace]);
   // Allowed there, so the root key's scope covers the namespace.
   const scope = ctx.principal.limitScope() ?? '';
-  return ctx.hot.limit(Buffer.from(JSON.stringify(input)), ctx.principal.workspaceId, scope, ctx.nowMs, true);
+  const request = Buffer.from(JSON.stringify(input));
+  const again = (): Outcome => ctx.hot.limit(request, ctx.principal.workspaceId, scope, ctx.nowMs, true);
+  return ctx.settle(again(), again);
 }
 
 /**
@@ -29,5 +33,5 @@ export async function limit(input: LimitInput, ctx: Ctx): Promise<Served> {
  */
 export function limitFromBody(body: Uint8Array, ctx: Ctx): Served | undefined {
   const scope = ctx.principal.limitScope();
-  return scope === null ? undefined : ctx.hot.limit(body, ctx.principal.workspaceId, scope, ctx.nowMs, false);
+  return scope === null ? undefined : servedOrFullWay(ctx.hot.limit(body, ctx.principal.workspaceId, scope, ctx.nowMs, false));
 }

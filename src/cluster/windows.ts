@@ -1,0 +1,273 @@
+// Rate-limit windows shared by the nodes through Redis (KEYWARD_REDIS_URL; docs/cluster.md,
+// "Rate limits"). Redis grants admissions before they are made (native/src/shared.rs):
+//  - a call with no grant left here is decided by Redis (`sync`: the Lua `check` per window,
+//    all or nothing for the call), which counts it and a share of what is left for this
+//    node's next calls, and the call is made again;
+//  - every FLUSH_MS, one pipeline gives back grants unused for a while, pushes what was
+//    admitted while Redis was away, and reads the other nodes' counts of every window
+//    decided here (`flush`: windowsDrain → Lua `push` per bucket → windowsLearn);
+//  - Redis away: each node keeps within its share of every limit (limit ÷ live nodes, live
+//    nodes from the heartbeats in PostgreSQL), and counts are shared again as soon as the
+//    client reconnects (it tries every second at most).
+import { Redis } from 'ioredis';
+import type { HotCalls } from '../engine/hotCalls.js';
+import { native } from '../engine/native.js';
+import type { Logger } from '../log.js';
+import type { Postgres } from './postgres.js';
+
+/** How often this node's counts are pushed and the cluster's read back. */
+const FLUSH_MS = 25;
+/** How often the live nodes are counted (for each node's share while Redis is away). */
+const NODES_POLL_MS = 2_000;
+/** A node is live while its heartbeat (every 2 s) is younger than this. */
+const LIVE_S = 10;
+
+/** A window a call needs Redis to decide (native/src/api/hot.rs need_windows). */
+export interface SyncWindow {
+  /** The counter's name, hex. */
+  readonly key: string;
+  readonly seq: number;
+  readonly duration: number;
+  readonly limit: number;
+  readonly cost: number;
+  /** The previous bucket's weight numerator at the call's time (of `duration`). */
+  readonly weight: number;
+}
+
+// The other nodes' count of a bucket: its count less this node's field. (Lua: HMGET's
+// missing field is false.)
+const OTHERS = `
+local function others(key, mine)
+  local v = redis.call('HMGET', key, 't', mine)
+  return tonumber(v[1] or '0') - tonumber(v[2] or '0')
+end
+local function count(key, mine, n, ttl)
+  if n ~= 0 then
+    redis.call('HINCRBY', key, 't', n)
+    redis.call('HINCRBY', key, mine, n)
+    redis.call('PEXPIRE', key, ttl)
+  end
+end`;
+
+// KEYS: the bucket, the bucket before. ARGV: this node's field, its admissions to add, its
+// unused grant to take off, the TTL (ms). → {the other nodes' count in the bucket, in the one before}
+const PUSH = `${OTHERS}
+local back = math.min(tonumber(ARGV[3]), tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0'))
+count(KEYS[1], ARGV[1], tonumber(ARGV[2]) - back, ARGV[4])
+return {others(KEYS[1], ARGV[1]), others(KEYS[2], ARGV[1])}`;
+
+// window.rs's decision on the cluster's count; admitted, it counts a grant for this node:
+// the cost and a share of what is left, (limit − count) ÷ (4 × live nodes). KEYS: the bucket,
+// the bucket before. ARGV: this node's field, its pending admissions, cost, limit, weight,
+// duration, TTL (ms), live nodes. → {the grant (0: refused), the other nodes' count in the
+// bucket, in the one before}
+const CHECK = `${OTHERS}
+local pending = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local limit = tonumber(ARGV[4])
+local cur = tonumber(redis.call('HGET', KEYS[1], 't') or '0') + pending
+local prev = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
+local used = cur + math.floor(prev * tonumber(ARGV[5]) / tonumber(ARGV[6]))
+local grant = 0
+if limit > 0 and used + cost <= limit then
+  grant = math.max(cost, math.floor((limit - used) / (4 * tonumber(ARGV[8]))))
+end
+count(KEYS[1], ARGV[1], pending + grant, ARGV[7])
+return {grant, others(KEYS[1], ARGV[1]), others(KEYS[2], ARGV[1])}`;
+
+// Takes back a grant no call will take (its call was refused by another window). KEYS: the
+// bucket. ARGV: this node's field, the amount, the TTL (ms).
+const RELEASE = `${OTHERS}
+local back = math.min(tonumber(ARGV[2]), tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0'))
+count(KEYS[1], ARGV[1], -back, ARGV[3])
+return back`;
+
+interface Scripts {
+  kwPush(cur: string, prev: string, node: string, add: number, back: number, ttlMs: number): Promise<[number, number]>;
+  kwCheck(cur: string, prev: string, node: string, pending: number, cost: number, limit: number, weight: number, duration: number, ttlMs: number, nodes: number): Promise<[number, number, number]>;
+  kwRelease(key: string, node: string, amount: number, ttlMs: number): Promise<number>;
+}
+
+const DRAINED_BYTES = 48;
+const BUCKET_BYTES = 32;
+const LEARNT_BYTES = 56;
+
+export class ClusterWindows {
+  private readonly redis: Redis & Scripts;
+  private prefix = 'kw:';
+  /** This node's field in a bucket's hash. */
+  private readonly node: string;
+  /** Redis reachable: windows are shared; else each node keeps to its share. */
+  private up = false;
+  private nodes = 1;
+  private flushing = false;
+  private timers: NodeJS.Timeout[] = [];
+  /** Redis commands sent (for the bench's count per call). */
+  commands = 0;
+
+  constructor(
+    url: string,
+    /** This thread's hot calls, told how windows are counted. */
+    private readonly hot: HotCalls,
+    private readonly pg: Postgres,
+    nodeId: string,
+    private readonly log: Logger,
+  ) {
+    this.node = `n:${nodeId}`;
+    this.redis = new Redis(url, {
+      lazyConnect: true,
+      // A command while Redis is away fails at once (the node decides alone) instead of waiting.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: 1_000,
+      commandTimeout: 1_000,
+      retryStrategy: (times) => Math.min(100 * times, 1_000),
+    }) as Redis & Scripts;
+    this.redis.defineCommand('kwPush', { numberOfKeys: 2, lua: PUSH });
+    this.redis.defineCommand('kwCheck', { numberOfKeys: 2, lua: CHECK });
+    this.redis.defineCommand('kwRelease', { numberOfKeys: 1, lua: RELEASE });
+    this.redis.on('ready', () => this.reachable(true));
+    this.redis.on('close', () => this.reachable(false));
+    this.redis.on('error', () => undefined);
+  }
+
+  get healthy(): boolean {
+    return this.up;
+  }
+
+  /** Starts counting with the other nodes (Redis away: each within its share until it is back). */
+  async start(clusterId: string): Promise<void> {
+    this.prefix = `kw:${clusterId}:w:`;
+    await this.countNodes();
+    this.tell();
+    await this.redis.connect().catch((err: unknown) => this.log.warn('Redis is unreachable: each node keeps within its share of every rate limit until it is back', { error: (err as Error).message }));
+    const flush = setInterval(() => void this.flush(), FLUSH_MS);
+    const nodes = setInterval(() => void this.countNodes().then(() => this.tell()), NODES_POLL_MS);
+    this.timers = [flush, nodes];
+    this.timers.forEach((t) => t.unref());
+  }
+
+  async stop(): Promise<void> {
+    this.timers.forEach((t) => clearInterval(t));
+    await this.flush();
+    this.redis.disconnect();
+  }
+
+  private reachable(up: boolean): void {
+    if (up === this.up) return;
+    this.up = up;
+    if (up) this.log.info('Redis is reachable: rate-limit windows are shared again');
+    else this.log.warn('Redis is unreachable: each node keeps within its share of every rate limit until it is back');
+    this.tell();
+  }
+
+  private tell(): void {
+    this.hot.countWindows(this.up ? 'shared' : 'split', this.nodes);
+  }
+
+  private async countNodes(): Promise<void> {
+    const rows = await this.pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM kw_nodes WHERE seen_at > now() - interval '${LIVE_S} seconds'`).catch(() => undefined);
+    if (rows !== undefined) this.nodes = Math.max(1, rows[0]?.n ?? 1);
+  }
+
+  private bucket(key: string, seq: number): string {
+    return `${this.prefix}${key}:${seq}`;
+  }
+
+  /**
+   * Has Redis check a call's windows and grant admissions for them, all or nothing (a
+   * refusal takes back the others' grants), and tells the engine what it said: the call,
+   * made again, takes from the grants. The buckets are the call's until it answered:
+   * `release` them then (when this returns true). Redis away: the engine is told to decide
+   * alone (within its share).
+   */
+  async sync(windows: readonly SyncWindow[]): Promise<boolean> {
+    if (!this.up) return false;
+    const buckets = bucketRecords(windows);
+    // What this node admitted while Redis was away goes with the checks.
+    const pending = native.windowsTake(buckets);
+    let results: [number, number, number][];
+    try {
+      this.commands += windows.length;
+      results = await Promise.all(windows.map((w, i) => this.redis.kwCheck(this.bucket(w.key, w.seq), this.bucket(w.key, w.seq - 1), this.node, Number(pending.readBigInt64LE(i * 8)), w.cost, w.limit, w.weight, w.duration, ttl(w.duration), this.nodes)));
+    } catch {
+      this.reachable(false);
+      return true;
+    }
+    const refused = results.some((r) => r[0] === 0);
+    const learnt = Buffer.alloc(windows.length * LEARNT_BYTES);
+    windows.forEach((w, i) => {
+      const [grant, others, previous] = results[i] as [number, number, number];
+      if (refused && grant > 0) void this.takeBack(w.key, w.seq, grant, w.duration);
+      const at = i * LEARNT_BYTES;
+      Buffer.from(w.key, 'hex').copy(learnt, at);
+      [w.seq, w.duration, others, previous, refused ? 0 : grant].forEach((v, j) => learnt.writeBigInt64LE(BigInt(v), at + 16 + j * 8));
+    });
+    native.windowsLearn(learnt, Date.now());
+    return true;
+  }
+
+  /** The call `sync` checked `windows` for answered (its grants are no longer kept for it). */
+  release(windows: readonly SyncWindow[]): void {
+    native.windowsRelease(bucketRecords(windows));
+  }
+
+  private async takeBack(key: string, seq: number, amount: number, duration: number): Promise<void> {
+    this.commands++;
+    await this.redis.kwRelease(this.bucket(key, seq), this.node, amount, ttl(duration)).catch(() => undefined);
+  }
+
+  /** Gives back unused grants, pushes what was admitted while Redis was away, and learns the other nodes' counts. */
+  private async flush(): Promise<void> {
+    if (!this.up || this.flushing) return;
+    this.flushing = true;
+    try {
+      const drained = native.windowsDrain(Date.now());
+      const count = drained.length / DRAINED_BYTES;
+      if (count === 0) return;
+      const pipeline = this.redis.pipeline() as ReturnType<Redis['pipeline']> & { kwPush(...args: unknown[]): unknown };
+      const buckets: [string, number, number][] = [];
+      for (let i = 0; i < count; i++) {
+        const at = i * DRAINED_BYTES;
+        const key = drained.toString('hex', at, at + 16);
+        const [seq, duration, pending, back] = [0, 1, 2, 3].map((j) => Number(drained.readBigInt64LE(at + 16 + j * 8))) as [number, number, number, number];
+        buckets.push([key, seq, duration]);
+        pipeline.kwPush(this.bucket(key, seq), this.bucket(key, seq - 1), this.node, pending, back, ttl(duration));
+      }
+      this.commands += count;
+      // What could not be pushed (Redis went away) is lost to the other nodes' counts: one batch.
+      const results = (await pipeline.exec()) ?? [];
+      const learnt = Buffer.alloc(count * LEARNT_BYTES);
+      let n = 0;
+      results.forEach(([err, value], i) => {
+        if (err !== null) return;
+        const [key, seq, duration] = buckets[i] as [string, number, number];
+        const [others, previous] = value as [number, number];
+        const at = n++ * LEARNT_BYTES;
+        Buffer.from(key, 'hex').copy(learnt, at);
+        [seq, duration, others, previous, 0].forEach((v, j) => learnt.writeBigInt64LE(BigInt(v), at + 16 + j * 8));
+      });
+      native.windowsLearn(learnt.subarray(0, n * LEARNT_BYTES), Date.now());
+    } catch {
+      // Redis went away mid-batch: `close` switches the node to its share.
+    } finally {
+      this.flushing = false;
+    }
+  }
+}
+
+/** The records `name(16) seq duration` (i64 LE) of the buckets `windows` are counted in. */
+function bucketRecords(windows: readonly SyncWindow[]): Buffer {
+  const out = Buffer.alloc(windows.length * BUCKET_BYTES);
+  windows.forEach((w, i) => {
+    Buffer.from(w.key, 'hex').copy(out, i * BUCKET_BYTES);
+    out.writeBigInt64LE(BigInt(w.seq), i * BUCKET_BYTES + 16);
+    out.writeBigInt64LE(BigInt(w.duration), i * BUCKET_BYTES + 24);
+  });
+  return out;
+}
+
+/** A bucket's key lives two windows after its last push (the next bucket weighs it). */
+function ttl(durationMs: number): number {
+  return 2 * durationMs + 1_000;
+}
