@@ -5,8 +5,8 @@
 // 1. keys.verifyKey (each key with credits and an autoApply limit, both far from running out)
 //    and ratelimits.limit (random identifiers of a large limit) on cluster node B against the
 //    single node, alternating in the same rounds (wrk -t1 -c64): cluster ÷ single.
-// 2. PostgreSQL transactions and Redis commands per 1,000 hot calls over those cluster rounds
-//    (pg_stat_database and Redis's INFO: everything, heartbeats and polls included).
+// 2. PostgreSQL transactions and Redis script calls per 1,000 hot calls over those cluster
+//    rounds (pg_stat_database and Redis's INFO: everything, heartbeats and polls included).
 // 3. Near the limit: ratelimits.limit on node B over a few identifiers of a small limit, so
 //    grants shrink to one call and most admissions wait for Redis; and how long the calls
 //    that waited for the cluster waited (node B's keyward_cluster_wait_seconds histogram).
@@ -32,15 +32,18 @@ function pgCommits(port: number): number {
   return Number(r.stdout.trim());
 }
 
-/** Commands Redis processed so far. */
+/** Script calls Redis ran so far (keyward's every command to it is one; each runs a few inside). */
 function redisCommands(port: number): number {
-  const r = spawnSync('redis-cli', ['-p', String(port), 'INFO', 'stats'], { encoding: 'utf8' });
-  return Number(/total_commands_processed:(\d+)/.exec(r.stdout)?.[1] ?? Number.NaN);
+  const r = spawnSync('redis-cli', ['-p', String(port), 'INFO', 'commandstats'], { encoding: 'utf8' });
+  return [...r.stdout.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
 /** Calls that waited for the cluster on `base`, by need: how many, and the bucket bounds of their p50 and p99 (ms). */
 async function waits(base: string): Promise<Record<string, { count: number; p50: string; p99: string }>> {
-  const text = await (await fetch(`${base}/metrics`)).text();
+  // Once more if the pooled connection was one the server had closed while idle.
+  const text = await fetch(`${base}/metrics`)
+    .catch(() => fetch(`${base}/metrics`))
+    .then((r) => r.text());
   const out: Record<string, { count: number; p50: string; p99: string }> = {};
   for (const need of ['windows', 'credits']) {
     const buckets = [...text.matchAll(new RegExp(`keyward_cluster_wait_seconds_bucket\\{need="${need}",le="([^"]+)"\\} (\\d+)`, 'g'))].map((m) => [m[1] as string, Number(m[2])] as const);
@@ -63,6 +66,12 @@ try {
   const nodes = await Promise.all(['a', 'b', 'c'].map((n) => startKeyward(env(n))));
   const [a, b] = nodes as [(typeof nodes)[number], (typeof nodes)[number]];
   const single = await startKeyward({ KEYWARD_ROOT_KEY: rootKey });
+  // A node that dies under the bench says why.
+  for (const k of [...nodes, single]) {
+    let err = '';
+    k.child.stderr?.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4_000)));
+    k.child.once('exit', (code, signal) => say(`a keyward node exited (${code ?? signal}): ${err}`));
+  }
   const [baseA, baseB, baseSingle] = [a, b, single].map((k) => `http://127.0.0.1:${k.port}`) as [string, string, string];
 
   say(`creating ${keys.toLocaleString('en-US')} keys on the cluster and on the single node…`);
@@ -114,9 +123,11 @@ try {
     `## Hot calls on a node of a 3-node cluster (PostgreSQL + Redis) and on a single node, wrk -t1 -c64 -d${durationS}s, ${rounds} rounds alternating`,
     ...compared.lines,
     '',
-    `Over the cluster's runs (warm-ups included, ${requests.toLocaleString('en-US')} hot calls on node B): PostgreSQL ${perThousand(commits)} transactions and Redis ${perThousand(commands)} commands per 1,000 hot calls (heartbeats, log polls and lease renewals of all three nodes included).`,
+    `Over the cluster's runs (warm-ups included, ${requests.toLocaleString('en-US')} hot calls on node B): PostgreSQL ${perThousand(commits)} transactions and Redis ${perThousand(commands)} script calls per 1,000 hot calls (heartbeats, log polls and lease renewals of all three nodes included).`,
   );
   const steady = await waits(baseB);
+  const fns = spawnSync('psql', ['-h', '127.0.0.1', '-p', String(pg.port), '-U', 'postgres', '-tAc', "SELECT funcname || ' ' || calls FROM pg_stat_user_functions ORDER BY calls DESC LIMIT 8"], { encoding: 'utf8' });
+  say(`DIAG functions: ${fns.stdout}`);
 
   // 3. Near the limit: 100 identifiers of 100 a second.
   say('near the limit…');

@@ -25,7 +25,8 @@
 //! (USAGE_EXCEEDED, should the call get that far). `SHARED_WINDOWS` (16): rate-limit windows
 //! are counted with the other nodes' through Redis (shared.rs), and a call only Redis can
 //! decide declines with a need. `SPLIT_WINDOWS` (32): Redis is away; each node keeps within
-//! its share of every limit.
+//! its share of every limit. `WINDOWS_GRANTED` (64, with `SHARED_WINDOWS`): the call is made
+//! again after Redis granted its windows, and may take from grants other calls wait for.
 //!
 //! The scope is what the root key may act on: "*" for every API (verifyKey) or namespace
 //! (limit, multiLimit) of the workspace, else their ids joined by '\n' (verify::in_scope).
@@ -40,7 +41,8 @@ pub const CREDITS_PAID: u32 = 4;
 pub const CREDITS_REFUSED: u32 = 8;
 pub const SHARED_WINDOWS: u32 = 16;
 pub const SPLIT_WINDOWS: u32 = 32;
-const FLAGS: u32 = VALIDATED | LEASED_CREDITS | CREDITS_PAID | CREDITS_REFUSED | SHARED_WINDOWS | SPLIT_WINDOWS;
+pub const WINDOWS_GRANTED: u32 = 64;
+const FLAGS: u32 = VALIDATED | LEASED_CREDITS | CREDITS_PAID | CREDITS_REFUSED | SHARED_WINDOWS | SPLIT_WINDOWS | WINDOWS_GRANTED;
 const EFFECT_AT: usize = 12;
 const NEEDS_AT: usize = 28;
 /// The call declined: only the cluster can decide it (hot.rs `Scratch::need`).
@@ -106,12 +108,13 @@ pub fn read(b: &[u8]) -> Result<Context<'_>, &'static str> {
         _ => return Err("at most one of the credits flags"),
     };
     let nodes = u32_at(b, 40);
-    let windows = match flags & (SHARED_WINDOWS | SPLIT_WINDOWS) {
+    let windows = match flags & (SHARED_WINDOWS | SPLIT_WINDOWS | WINDOWS_GRANTED) {
         0 => Windows::Own,
         _ if nodes == 0 => return Err("shared windows need the number of live nodes"),
-        SHARED_WINDOWS => Windows::Shared { nodes },
+        SHARED_WINDOWS => Windows::Shared { nodes, granted: false },
+        f if f == SHARED_WINDOWS | WINDOWS_GRANTED => Windows::Shared { nodes, granted: true },
         SPLIT_WINDOWS => Windows::Split { nodes },
-        _ => return Err("at most one of the windows flags"),
+        _ => return Err("at most one of the windows flags (WINDOWS_GRANTED only with SHARED_WINDOWS)"),
     };
     let lengths = [u32_at(b, 16), u32_at(b, 20), u32_at(b, 24)].map(|n| n as usize);
     let mut at = HEADER_BYTES;
@@ -166,7 +169,7 @@ mod tests {
         assert_eq!(read(&context(5.0, CREDITS_REFUSED | VALIDATED, "ws", "", "*")).map(|c| c.credits), Ok(Credits::Refused { balance: 12 }));
         let mut shared = context(5.0, SHARED_WINDOWS, "ws", "", "*");
         shared[40..44].copy_from_slice(&3u32.to_le_bytes());
-        assert_eq!(read(&shared).map(|c| c.windows), Ok(Windows::Shared { nodes: 3 }));
+        assert_eq!(read(&shared).map(|c| c.windows), Ok(Windows::Shared { nodes: 3, granted: false }));
     }
 
     #[test]

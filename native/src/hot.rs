@@ -130,7 +130,7 @@ impl Scratch {
     /// counted (they come with counters: an admission of a cost above 0 writes its window).
     fn write(&self, now_ms: i64) -> Result<(), StoreError> {
         self.puts.apply(now_ms)?;
-        shared::apply(&self.admitted);
+        shared::apply(&self.admitted, now_ms);
         Ok(())
     }
 

@@ -223,7 +223,7 @@ fn evaluate(v: &View<'_>, reqs: &[LimitRequest<'_>], many: Option<&[&str]>, now_
             scratch.puts.push(&key, d.next.encode());
             match s.admission {
                 Admission::Sync => sync.push(SyncWindow { key, seq: d.next.seq, duration_ms: d.next.duration_ms, limit: o.limit, cost, weight: window::weight(&d.next, now_ms) }),
-                Admission::Pending | Admission::Token => scratch.admitted.push(Admitted { key, seq: d.next.seq, duration_ms: d.next.duration_ms, cost, admission: s.admission }),
+                Admission::Pending | Admission::Token => scratch.admitted.push(Admitted { key, seq: d.next.seq, duration_ms: d.next.duration_ms, limit: o.limit, cost, admission: s.admission }),
                 Admission::None => {}
             }
         }

@@ -408,7 +408,7 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
     for c in checks.iter().filter(|c| c.cost > 0) {
         scratch.puts.push(&c.window, c.decision.next.encode());
         if c.admission != Admission::None {
-            scratch.admitted.push(Admitted { key: c.window, seq: c.decision.next.seq, duration_ms: c.decision.next.duration_ms, cost: c.cost, admission: c.admission });
+            scratch.admitted.push(Admitted { key: c.window, seq: c.decision.next.seq, duration_ms: c.decision.next.duration_ms, limit: c.def.limit, cost: c.cost, admission: c.admission });
         }
     }
     reply.json(out, "VALID", balance, Some((&checks, true)));

@@ -46,12 +46,12 @@ export interface Obtained {
 }
 
 /** A lease lasts about this long at the key's recent rate. */
-const LEASE_MS = 1_000;
+const LEASE_MS = 5_000;
 /** The first lease of a key on this node (no rate known yet). */
 const FIRST_LEASE = 16;
 const MAX_LEASE = 1_000_000;
 /** A lease not renewed for this long goes back. */
-const QUIET_MS = 2_000;
+const QUIET_MS = 10_000;
 /** Waits of a refusal for recalled leases to come back before it is final. */
 const RECALLS = 3;
 const RECALL_WAIT_MS = 25;

@@ -38,7 +38,7 @@ export class ClusterCalls {
         } else if (need.credits !== undefined) {
           obtained = await this.credits.obtain(need.credits, attempt);
         }
-        const out = again(obtained.payment);
+        const out = synced.length > 0 && this.windows !== undefined ? this.windows.afterGrant(() => again(obtained.payment)) : again(obtained.payment);
         if (isNeed(out)) {
           need = out.need;
           continue;

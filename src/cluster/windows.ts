@@ -3,9 +3,11 @@
 //  - a call with no grant left here is decided by Redis (`sync`: the Lua `check` per window,
 //    all or nothing for the call), which counts it and a share of what is left for this
 //    node's next calls, and the call is made again;
-//  - every FLUSH_MS, one pipeline gives back grants unused for a while, pushes what was
-//    admitted while Redis was away, and reads the other nodes' counts of every window
-//    decided here (`flush`: windowsDrain → Lua `push` per bucket → windowsLearn);
+//  - far from a limit, calls are admitted ahead of Redis (within a 64th of what it leaves);
+//  - every FLUSH_MS, one pipeline pushes what was admitted ahead of Redis (or while it was
+//    away) and asks for a grant for the calls to come, gives back grants unused for a while,
+//    and reads the other nodes' counts of windows refusing here (`flush`: windowsDrain → Lua
+//    `push` per bucket → windowsLearn);
 //  - Redis away: each node keeps within its share of every limit (limit ÷ live nodes, live
 //    nodes from the heartbeats in PostgreSQL), and counts are shared again as soon as the
 //    client reconnects (it tries every second at most).
@@ -17,8 +19,13 @@ import type { Postgres } from './postgres.js';
 
 /** How often this node's counts are pushed and the cluster's read back. */
 const FLUSH_MS = 25;
-/** How often the live nodes are counted (for each node's share while Redis is away). */
+/**
+ * How often the live nodes are counted from their heartbeats in PostgreSQL, and how often a
+ * node tells Redis it is live and counts those that did in the last LIVE_S (a sorted set): the
+ * larger count is the cluster's, so nodes starting together know one another within PRESENT_MS.
+ */
 const NODES_POLL_MS = 2_000;
+const PRESENT_MS = 250;
 /** A node is live while its heartbeat (every 2 s) is younger than this. */
 const LIVE_S = 10;
 
@@ -50,11 +57,20 @@ local function count(key, mine, n, ttl)
 end`;
 
 // KEYS: the bucket, the bucket before. ARGV: this node's field, its admissions to add, its
-// unused grant to take off, the TTL (ms). → {the other nodes' count in the bucket, in the one before}
+// unused grant to take off, the TTL (ms), the limit to grant admissions of (0: none), the
+// previous bucket's weight, duration, live nodes. → {the other nodes' count in the bucket, in
+// the one before, the grant}
 const PUSH = `${OTHERS}
 local back = math.min(tonumber(ARGV[3]), tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0'))
-count(KEYS[1], ARGV[1], tonumber(ARGV[2]) - back, ARGV[4])
-return {others(KEYS[1], ARGV[1]), others(KEYS[2], ARGV[1])}`;
+local grant = 0
+local limit = tonumber(ARGV[5])
+if limit > 0 then
+  local used = tonumber(redis.call('HGET', KEYS[1], 't') or '0') + tonumber(ARGV[2])
+  used = used + math.floor(tonumber(redis.call('HGET', KEYS[2], 't') or '0') * tonumber(ARGV[6]) / tonumber(ARGV[7]))
+  if used < limit then grant = math.floor((limit - used) / (4 * tonumber(ARGV[8]))) end
+end
+count(KEYS[1], ARGV[1], tonumber(ARGV[2]) - back + grant, ARGV[4])
+return {others(KEYS[1], ARGV[1]), others(KEYS[2], ARGV[1]), grant}`;
 
 // window.rs's decision on the cluster's count; admitted, it counts a grant for this node:
 // the cost and a share of what is left, (limit − count) ÷ (4 × live nodes). KEYS: the bucket,
@@ -83,23 +99,27 @@ count(KEYS[1], ARGV[1], -back, ARGV[3])
 return back`;
 
 interface Scripts {
-  kwPush(cur: string, prev: string, node: string, add: number, back: number, ttlMs: number): Promise<[number, number]>;
+  kwPush(cur: string, prev: string, node: string, add: number, back: number, ttlMs: number, limit: number, weight: number, duration: number, nodes: number): Promise<[number, number, number]>;
   kwCheck(cur: string, prev: string, node: string, pending: number, cost: number, limit: number, weight: number, duration: number, ttlMs: number, nodes: number): Promise<[number, number, number]>;
   kwRelease(key: string, node: string, amount: number, ttlMs: number): Promise<number>;
 }
 
-const DRAINED_BYTES = 48;
-const BUCKET_BYTES = 32;
+const DRAINED_BYTES = 56;
+const BUCKET_BYTES = 40;
 const LEARNT_BYTES = 56;
 
 export class ClusterWindows {
   private readonly redis: Redis & Scripts;
   private prefix = 'kw:';
+  /** `kw:<cluster id>`. */
+  private cluster = 'kw:';
   /** This node's field in a bucket's hash. */
   private readonly node: string;
   /** Redis reachable: windows are shared; else each node keeps to its share. */
   private up = false;
-  private nodes = 1;
+  /** Live nodes as PostgreSQL's heartbeats and Redis's presence set count them. */
+  private pgNodes = 1;
+  private redisNodes = 1;
   private flushing = false;
   private timers: NodeJS.Timeout[] = [];
   /** Redis commands sent (for the bench's count per call). */
@@ -137,13 +157,16 @@ export class ClusterWindows {
 
   /** Starts counting with the other nodes (Redis away: each within its share until it is back). */
   async start(clusterId: string): Promise<void> {
-    this.prefix = `kw:${clusterId}:w:`;
+    this.cluster = `kw:${clusterId}`;
+    this.prefix = `${this.cluster}:w:`;
     await this.countNodes();
     this.tell();
     await this.redis.connect().catch((err: unknown) => this.log.warn('Redis is unreachable: each node keeps within its share of every rate limit until it is back', { error: (err as Error).message }));
+    await this.present();
     const flush = setInterval(() => void this.flush(), FLUSH_MS);
     const nodes = setInterval(() => void this.countNodes().then(() => this.tell()), NODES_POLL_MS);
-    this.timers = [flush, nodes];
+    const present = setInterval(() => void this.present(), PRESENT_MS);
+    this.timers = [flush, nodes, present];
     this.timers.forEach((t) => t.unref());
   }
 
@@ -161,13 +184,31 @@ export class ClusterWindows {
     this.tell();
   }
 
+  private get nodes(): number {
+    return Math.max(this.pgNodes, this.redisNodes);
+  }
+
   private tell(): void {
     this.hot.countWindows(this.up ? 'shared' : 'split', this.nodes);
   }
 
+  /** Tells Redis this node is live, and counts the nodes that did in the last LIVE_S. */
+  private async present(): Promise<void> {
+    if (!this.up) return;
+    const now = Date.now();
+    const key = `${this.cluster}:nodes`;
+    this.commands++;
+    const res = await this.redis.pipeline().zadd(key, now, this.node).zremrangebyscore(key, 0, now - LIVE_S * 1_000).zcard(key).pexpire(key, 2 * LIVE_S * 1_000).exec().catch(() => undefined);
+    const counted = res?.[2]?.[1];
+    if (typeof counted === 'number' && counted !== this.redisNodes) {
+      this.redisNodes = Math.max(1, counted);
+      this.tell();
+    }
+  }
+
   private async countNodes(): Promise<void> {
     const rows = await this.pg.query<{ n: number }>(`SELECT count(*)::int AS n FROM kw_nodes WHERE seen_at > now() - interval '${LIVE_S} seconds'`).catch(() => undefined);
-    if (rows !== undefined) this.nodes = Math.max(1, rows[0]?.n ?? 1);
+    if (rows !== undefined) this.pgNodes = Math.max(1, rows[0]?.n ?? 1);
   }
 
   private bucket(key: string, seq: number): string {
@@ -207,6 +248,11 @@ export class ClusterWindows {
     return true;
   }
 
+  /** Makes a call again after `sync` granted its windows: it may take from the grants other calls wait for. */
+  afterGrant<T>(call: () => T): T {
+    return this.hot.afterGrant(call);
+  }
+
   /** The call `sync` checked `windows` for answered (its grants are no longer kept for it). */
   release(windows: readonly SyncWindow[]): void {
     native.windowsRelease(bucketRecords(windows));
@@ -217,12 +263,13 @@ export class ClusterWindows {
     await this.redis.kwRelease(this.bucket(key, seq), this.node, amount, ttl(duration)).catch(() => undefined);
   }
 
-  /** Gives back unused grants, pushes what was admitted while Redis was away, and learns the other nodes' counts. */
+  /** Pushes admissions Redis has not counted (and asks for grants), gives back unused grants, and learns the other nodes' counts. */
   private async flush(): Promise<void> {
     if (!this.up || this.flushing) return;
     this.flushing = true;
     try {
-      const drained = native.windowsDrain(Date.now());
+      const now = Date.now();
+      const drained = native.windowsDrain(now);
       const count = drained.length / DRAINED_BYTES;
       if (count === 0) return;
       const pipeline = this.redis.pipeline() as ReturnType<Redis['pipeline']> & { kwPush(...args: unknown[]): unknown };
@@ -230,9 +277,11 @@ export class ClusterWindows {
       for (let i = 0; i < count; i++) {
         const at = i * DRAINED_BYTES;
         const key = drained.toString('hex', at, at + 16);
-        const [seq, duration, pending, back] = [0, 1, 2, 3].map((j) => Number(drained.readBigInt64LE(at + 16 + j * 8))) as [number, number, number, number];
+        const [seq, duration, pending, back, grantOf] = [0, 1, 2, 3, 4].map((j) => Number(drained.readBigInt64LE(at + 16 + j * 8))) as [number, number, number, number, number];
         buckets.push([key, seq, duration]);
-        pipeline.kwPush(this.bucket(key, seq), this.bucket(key, seq - 1), this.node, pending, back, ttl(duration));
+        // The previous bucket's weight now (window.rs weight: what is left of this bucket).
+        const weight = Math.max(0, (seq + 1) * duration - now);
+        pipeline.kwPush(this.bucket(key, seq), this.bucket(key, seq - 1), this.node, pending, back, ttl(duration), grantOf, weight, duration, this.nodes);
       }
       this.commands += count;
       // What could not be pushed (Redis went away) is lost to the other nodes' counts: one batch.
@@ -242,10 +291,10 @@ export class ClusterWindows {
       results.forEach(([err, value], i) => {
         if (err !== null) return;
         const [key, seq, duration] = buckets[i] as [string, number, number];
-        const [others, previous] = value as [number, number];
+        const [others, previous, grant] = value as [number, number, number];
         const at = n++ * LEARNT_BYTES;
         Buffer.from(key, 'hex').copy(learnt, at);
-        [seq, duration, others, previous, 0].forEach((v, j) => learnt.writeBigInt64LE(BigInt(v), at + 16 + j * 8));
+        [seq, duration, others, previous, grant].forEach((v, j) => learnt.writeBigInt64LE(BigInt(v), at + 16 + j * 8));
       });
       native.windowsLearn(learnt.subarray(0, n * LEARNT_BYTES), Date.now());
     } catch {
@@ -256,13 +305,14 @@ export class ClusterWindows {
   }
 }
 
-/** The records `name(16) seq duration` (i64 LE) of the buckets `windows` are counted in. */
+/** The records `name(16) seq duration cost` (i64 LE) of a call's windows. */
 function bucketRecords(windows: readonly SyncWindow[]): Buffer {
   const out = Buffer.alloc(windows.length * BUCKET_BYTES);
   windows.forEach((w, i) => {
     Buffer.from(w.key, 'hex').copy(out, i * BUCKET_BYTES);
     out.writeBigInt64LE(BigInt(w.seq), i * BUCKET_BYTES + 16);
     out.writeBigInt64LE(BigInt(w.duration), i * BUCKET_BYTES + 24);
+    out.writeBigInt64LE(BigInt(w.cost), i * BUCKET_BYTES + 32);
   });
   return out;
 }

@@ -10,7 +10,8 @@
 //           credits already; bit 3 REFUSED — the cluster had not enough for them; bit 4
 //           SHARED — rate-limit windows are counted with the other nodes' (Redis), a call
 //           only Redis can decide declines with a need; bit 5 SPLIT — Redis is away, each node
-//           keeps within its share
+//           keeps within its share; bit 6 GRANTED (with SHARED) — the call is made again after
+//           Redis granted its windows: it may take from grants other calls wait for
 //  12  u32  effect, written by the call (Effect)
 //  16  u32  workspace id length   20 u32 request id length (0: the engine draws the next id
 //  24  u32  scope length                  of this thread's sequence)
@@ -81,6 +82,7 @@ const PAID = 4;
 const REFUSED = 8;
 const SHARED = 16;
 const SPLIT = 32;
+const GRANTED = 64;
 const NEEDS_CLUSTER = 1;
 const PAID_USED = 2;
 // The header is written through typed-array views, which use the machine's byte order.
@@ -99,6 +101,8 @@ export class HotCalls {
   /** Cluster mode with Redis: SHARED or SPLIT, and the live nodes (0: windows are this node's own). */
   private windowFlags = 0;
   private nodes = 0;
+  /** Inside `afterGrant`. */
+  private windowsGranted = false;
 
   /** `leased`: cluster mode, where credits are spent from this node's leases. */
   constructor(private readonly leased = false) {}
@@ -107,6 +111,16 @@ export class HotCalls {
   countWindows(mode: 'shared' | 'split', nodes: number): void {
     this.windowFlags = mode === 'shared' ? SHARED : SPLIT;
     this.nodes = Math.max(1, nodes);
+  }
+
+  /** Runs `call` (a hot call made again after Redis granted its windows) with GRANTED. */
+  afterGrant<T>(call: () => T): T {
+    this.windowsGranted = true;
+    try {
+      return call();
+    } finally {
+      this.windowsGranted = false;
+    }
   }
 
   /**
@@ -147,6 +161,7 @@ export class HotCalls {
     }
     if (this.windowFlags !== 0) {
       flags |= this.windowFlags;
+      if (this.windowsGranted && this.windowFlags === SHARED) flags |= GRANTED;
       this.u32[10] = this.nodes;
     }
     this.u32[2] = flags;

@@ -119,7 +119,7 @@ export interface NativeModule {
   // ── cluster mode: rate-limit windows shared through Redis (native/src/shared.rs) ────
   /** The buckets to push or ask Redis for, what they give Redis taken: records `name(16) seq duration pending returned` (i64 LE), 48 bytes each. */
   windowsDrain(nowMs: number): Buffer;
-  /** For sync checks: this node's pending counts of the buckets `name(16) seq duration` (32 bytes each), taken: one i64 LE each; each bucket is released once the call answered. */
+  /** For sync checks: this node's pending counts of a call's buckets `name(16) seq duration cost` (40 bytes each), taken: one i64 LE each; each bucket is released once the call answered. */
   windowsTake(records: Buffer): Buffer;
   /** What Redis said at `atMs` (what the engine knows is fresh for a while after): records `name(16) seq duration others othersPrevious admitted` (i64 LE), 56 bytes each. */
   windowsLearn(records: Buffer, atMs: number): void;
