@@ -9,7 +9,7 @@
 //    that none stay stranded there. With every node up, a key's VALID answers number its
 //    credits exactly.
 //  - leases that went low are renewed ahead (the engine notes them: native leasesLow);
-//    leases not renewed for QUIET_MS go back, as do recalled ones and all of them when the
+//    leases nothing spent from for QUIET_MS go back, as do recalled ones and all of them when the
 //    node stops; a node that starts gives back what a crash left (grants and returns are
 //    totals, so a repeated one counts once).
 //  - PostgreSQL away: leases held are spent, then KEYWARD_CLUSTER_CREDITS_OFFLINE decides:
@@ -46,12 +46,12 @@ export interface Obtained {
 }
 
 /** A lease lasts about this long at the key's recent rate. */
-const LEASE_MS = 5_000;
+const LEASE_MS = 30_000;
 /** The first lease of a key on this node (no rate known yet). */
 const FIRST_LEASE = 16;
 const MAX_LEASE = 1_000_000;
-/** A lease not renewed for this long goes back. */
-const QUIET_MS = 10_000;
+/** A lease nothing spent from for this long goes back (the key went quiet on this node). */
+const QUIET_MS = 2_000;
 /** Waits of a refusal for recalled leases to come back before it is final. */
 const RECALLS = 3;
 const RECALL_WAIT_MS = 25;
@@ -79,10 +79,15 @@ interface Take {
   readonly seq: number;
 }
 
-/** What this thread knows of a key's leases: when it was last granted one, and of what size. */
+/**
+ * What this thread knows of a key's leases: when it was last granted one, and of what size;
+ * what the lease held when last looked at, and since when it has held that (nothing spent).
+ */
 interface Recent {
   at: number;
   size: number;
+  held?: number;
+  since?: number;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -310,7 +315,13 @@ export class ClusterCredits {
     for (const keyId of [...this.unconfirmed]) await this.giveBack(keyId).catch(() => undefined);
     const now = Date.now();
     for (const [keyId, r] of [...this.recent]) {
-      if (now - r.at >= QUIET_MS && !this.asking.has(keyId)) await this.giveBack(keyId).catch(() => undefined);
+      const held = native.leaseGet(keyId)?.[0];
+      if (held !== r.held) {
+        r.held = held;
+        r.since = now;
+      } else if (now - (r.since ?? now) >= QUIET_MS && !this.asking.has(keyId)) {
+        await this.giveBack(keyId).catch(() => undefined);
+      }
     }
     if (this.offlinePending && this.pg.healthy) {
       this.offlinePending = false;

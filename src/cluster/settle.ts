@@ -5,7 +5,7 @@
 import type { DurabilityGate } from '../engine/durability.js';
 import { Effect, isNeed, type ClusterNeed, type Outcome, type Payment, type Served } from '../engine/hotCalls.js';
 import { clusterBusy } from '../errors/errors.js';
-import { Histogram } from '../rpc/metrics.js';
+import { Histogram } from '../domain/histogram.js';
 import type { ClusterCredits, Obtained } from './credits.js';
 import type { ClusterWindows, SyncWindow } from './windows.js';
 
@@ -23,6 +23,16 @@ export class ClusterCalls {
     /** The serving thread's gate: a retried call's batch becomes its to commit. */
     private readonly gate: Pick<DurabilityGate, 'adopt'> | undefined,
   ) {}
+
+  /**
+   * Other requests on this thread may run before the dispatcher holds this reply: a batch the
+   * call opened is the gate's to commit from now, and the reply waits for it.
+   */
+  private adopted(out: Served): Served {
+    if (out.effect !== Effect.OpenedBatch) return out;
+    this.gate?.adopt();
+    return { ...out, effect: Effect.Wrote };
+  }
 
   /** Settles `need` and makes the call again (`again`, with how its credits were paid), until it answers. */
   async settle(need: ClusterNeed, again: (payment?: Payment) => Outcome): Promise<Served> {
@@ -43,15 +53,18 @@ export class ClusterCalls {
           need = out.need;
           continue;
         }
-        // Other requests on this thread may run before the dispatcher holds this reply: a
-        // batch the call opened is the gate's to commit from now, and the reply waits for it.
-        let served = out;
-        if (out.effect === Effect.OpenedBatch) {
-          this.gate?.adopt();
-          served = { ...out, effect: Effect.Wrote };
-        }
         if (obtained.payment?.paid === true && !out.paidUsed) obtained.unused?.();
-        return served;
+        return this.adopted(out);
+      }
+      // Windows other calls kept taking first, near their limits: decided by this node within
+      // its share, as while Redis is away (a bounded answer rather than a 503).
+      if (need.windows !== undefined && this.windows !== undefined) {
+        const windows = this.windows;
+        const out = windows.alone(() => again(obtained.payment));
+        if (!isNeed(out)) {
+          if (obtained.payment?.paid === true && !out.paidUsed) obtained.unused?.();
+          return this.adopted(out);
+        }
       }
       if (obtained.payment?.paid === true) obtained.unused?.();
       throw clusterBusy(`the call's ${need.windows !== undefined ? 'rate limits near their limit' : 'credits'} kept being taken by other calls first (${ATTEMPTS} attempts); nothing was counted, retry it`);

@@ -253,6 +253,11 @@ export class ClusterWindows {
     return this.hot.afterGrant(call);
   }
 
+  /** Makes a call again with its windows decided by this node alone, within its share (as while Redis is away). */
+  alone<T>(call: () => T): T {
+    return this.hot.alone(call);
+  }
+
   /** The call `sync` checked `windows` for answered (its grants are no longer kept for it). */
   release(windows: readonly SyncWindow[]): void {
     native.windowsRelease(bucketRecords(windows));

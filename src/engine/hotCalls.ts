@@ -101,8 +101,9 @@ export class HotCalls {
   /** Cluster mode with Redis: SHARED or SPLIT, and the live nodes (0: windows are this node's own). */
   private windowFlags = 0;
   private nodes = 0;
-  /** Inside `afterGrant`. */
+  /** Inside `afterGrant` / `alone`. */
   private windowsGranted = false;
+  private windowsAlone = false;
 
   /** `leased`: cluster mode, where credits are spent from this node's leases. */
   constructor(private readonly leased = false) {}
@@ -120,6 +121,16 @@ export class HotCalls {
       return call();
     } finally {
       this.windowsGranted = false;
+    }
+  }
+
+  /** Runs `call` with its windows decided by this node alone, within its share (SPLIT). */
+  alone<T>(call: () => T): T {
+    this.windowsAlone = true;
+    try {
+      return call();
+    } finally {
+      this.windowsAlone = false;
     }
   }
 
@@ -160,8 +171,8 @@ export class HotCalls {
       flags |= LEASED;
     }
     if (this.windowFlags !== 0) {
-      flags |= this.windowFlags;
-      if (this.windowsGranted && this.windowFlags === SHARED) flags |= GRANTED;
+      if (this.windowsAlone) flags |= SPLIT;
+      else flags |= this.windowFlags | (this.windowsGranted && this.windowFlags === SHARED ? GRANTED : 0);
       this.u32[10] = this.nodes;
     }
     this.u32[2] = flags;
