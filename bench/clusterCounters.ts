@@ -1,7 +1,7 @@
 // Cluster mode (part 2) on this machine: credits and rate limits that hold across the nodes.
 // A throwaway PostgreSQL and Redis, three keyward nodes sharing windows through Redis, and a
 // single node to compare with.
-//   npm run bench:cluster-counters [-- --keys 2000 --identifiers 10000 --duration 8 --rounds 3]
+//   npm run bench:cluster-counters [-- --keys 2000 --identifiers 10000 --duration 8 --rounds 3 --redis 1 --credits 1]
 // 1. keys.verifyKey (each key with credits and an autoApply limit, both far from running out)
 //    and ratelimits.limit (random identifiers of a large limit) on cluster node B against the
 //    single node, alternating in the same rounds (wrk -t1 -c64): cluster ÷ single.
@@ -23,6 +23,10 @@ const keys = arg('keys', 2_000);
 const identifiers = arg('identifiers', 10_000);
 const durationS = arg('duration', 8);
 const rounds = arg('rounds', 3);
+/** 0: the nodes share no windows (no KEYWARD_REDIS_URL), to see what Redis costs apart from the leases. */
+const withRedis = arg('redis', 1) !== 0;
+/** 0: keys without credits, to see what the leases cost apart from the windows. */
+const withCredits = arg('credits', 1) !== 0;
 
 const say = (text: string): boolean => process.stderr.write(`${text}\n`);
 
@@ -62,10 +66,11 @@ const redis = await startThrowawayRedis();
 const lines: string[] = [];
 try {
   const rootKey = `kwroot_bench_counters_${Date.now()}`;
-  const env = (node: string): Record<string, string> => ({ KEYWARD_POSTGRES_URL: pg.url, KEYWARD_REDIS_URL: redis.url, KEYWARD_NODE_ID: node, KEYWARD_ROOT_KEY: rootKey });
+  const env = (node: string): Record<string, string> => ({ KEYWARD_POSTGRES_URL: pg.url, ...(withRedis ? { KEYWARD_REDIS_URL: redis.url } : {}), KEYWARD_NODE_ID: node, KEYWARD_ROOT_KEY: rootKey });
   const nodes = await Promise.all(['a', 'b', 'c'].map((n) => startKeyward(env(n))));
   const [a, b] = nodes as [(typeof nodes)[number], (typeof nodes)[number]];
   const single = await startKeyward({ KEYWARD_ROOT_KEY: rootKey });
+  say(`node B is pid ${b.child.pid}, the single node ${single.child.pid}`);
   // A node that dies under the bench says why.
   for (const k of [...nodes, single]) {
     let err = '';
@@ -77,8 +82,8 @@ try {
   say(`creating ${keys.toLocaleString('en-US')} keys on the cluster and on the single node…`);
   const clusterApi = (await post(baseA, rootKey, 'apis.createApi', { name: 'bench' })).data.apiId as string;
   const singleApi = (await post(baseSingle, rootKey, 'apis.createApi', { name: 'bench' })).data.apiId as string;
-  const clusterKeys = await createKeys(baseA, rootKey, clusterApi, keys);
-  const singleKeys = await createKeys(baseSingle, rootKey, singleApi, keys);
+  const clusterKeys = await createKeys(baseA, rootKey, clusterApi, keys, withCredits);
+  const singleKeys = await createKeys(baseSingle, rootKey, singleApi, keys, withCredits);
   for (const key of clusterKeys.slice(-10)) while ((await post(baseB, rootKey, 'keys.verifyKey', { key })).data.valid !== true);
   for (const base of [baseA, baseSingle]) await post(base, rootKey, 'ratelimits.limit', { namespace: 'bench', identifier: 'first', limit: 1, duration: 1_000 });
 

@@ -101,7 +101,7 @@ export async function runServer(config: Config): Promise<void> {
   warmStore(log);
   const metrics = newMetrics(config.threads);
   const server = await serveThread(config, metrics, thread);
-  const stopHeartbeat = cluster === undefined ? () => undefined : startHeartbeat(cluster, config.nodeId, config.clusterLogKeep);
+  const stopHeartbeat = cluster === undefined ? () => undefined : startHeartbeat(cluster, config.nodeId, config.clusterLogKeep, config.clusterLeaseTtlMs);
   const stopSweeper = startWindowSweeper(SWEEP_INTERVAL_MS, services.gate, log);
   for (const apiId of deletedApiIds()) void services.jobs.purgeApi(apiId);
   for (const unlinking of pendingUnlinkings()) void services.jobs.unlink(unlinking);

@@ -51,7 +51,7 @@ const LEASE_MS = 30_000;
 const FIRST_LEASE = 16;
 const MAX_LEASE = 1_000_000;
 /** A lease nothing spent from for this long goes back (the key went quiet on this node). */
-const QUIET_MS = 2_000;
+const QUIET_MS = 10_000;
 /** Waits of a refusal for recalled leases to come back before it is final. */
 const RECALLS = 3;
 const RECALL_WAIT_MS = 25;
@@ -189,13 +189,17 @@ export class ClusterCredits {
     }
   }
 
-  /** The lease to ask for: enough for LEASE_MS at the rate this thread's last lease went at. */
+  /**
+   * The lease to ask for: enough for LEASE_MS at the rate this thread's last lease went at,
+   * and no less than that lease while the key stays busy here (a pause does not shrink it;
+   * a quiet key's lease goes back instead).
+   */
   private want(keyId: string, cost: number): number {
     const r = this.recent.get(keyId);
     const floor = Math.max(cost, 1);
     if (r === undefined) return Math.max(floor, FIRST_LEASE);
     const rate = r.size / Math.max(Date.now() - r.at, 1);
-    return Math.min(MAX_LEASE, Math.max(floor, Math.ceil(rate * LEASE_MS)));
+    return Math.min(MAX_LEASE, Math.max(floor, r.size, Math.ceil(rate * LEASE_MS)));
   }
 
   private async take(keyId: string, cost: number, want: number, pay: boolean, refillAt: number | null): Promise<Take> {

@@ -42,7 +42,7 @@ export const CATALOGUE = {
   unexpected_error: { status: 500, title: 'Internal Server Error', category: 'application', when: 'A bug: the request failed in a way keyward does not expect. Nothing was changed.' },
   storage_unavailable: { status: 503, title: 'Service Unavailable', category: 'application', when: 'The store could not complete the request (disk full, I/O error). Nothing was changed; reads keep working.' },
   postgres_unavailable: { status: 503, title: 'Service Unavailable', category: 'cluster', when: 'Cluster mode: PostgreSQL cannot be reached (or a write kept losing races), so a management write was not made; verifications, rate limits and reads go on from the node\'s replica.' },
-  cluster_busy: { status: 503, title: 'Service Unavailable', category: 'cluster', when: 'Cluster mode: a verification or rate limit near its limit kept having what the cluster counted for it taken by concurrent calls first; nothing was counted, retry it.' },
+  cluster_busy: { status: 503, title: 'Service Unavailable', category: 'cluster', when: 'Cluster mode: a verification near the end of a key\'s credits kept having what the cluster settled for it taken by concurrent calls first; nothing was counted, retry it.' },
   shutting_down: { status: 503, title: 'Service Unavailable', category: 'application', when: 'The server is draining after SIGTERM and takes no new requests.' },
 } as const satisfies Record<string, CatalogueEntry>;
 
