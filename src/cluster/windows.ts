@@ -41,35 +41,48 @@ export interface SyncWindow {
   readonly weight: number;
 }
 
-// The other nodes' count of a bucket: its count less this node's field. (Lua: HMGET's
-// missing field is false.)
-const OTHERS = `
-local function others(key, mine)
-  local v = redis.call('HMGET', key, 't', mine)
+// What the scripts share. (Lua: HGET's and HMGET's missing field is false.)
+//  get: a field of a bucket (`t` its count, this node's field its part); others: the
+//  bucket's count less this node's part;
+//  count: adds n to the bucket's count and to this node's part;
+//  used: window.rs's count of the window, a bucket's count plus `add` and the weighted one before;
+//  share: the grant of what is left, (limit − used) ÷ (4 × live nodes).
+const LIB = `
+local function get(key, field)
+  return tonumber(redis.call('HGET', key, field) or '0')
+end
+local function others(key, field)
+  local v = redis.call('HMGET', key, 't', field)
   return tonumber(v[1] or '0') - tonumber(v[2] or '0')
 end
-local function count(key, mine, n, ttl)
+local function count(key, field, n, ttl)
   if n ~= 0 then
     redis.call('HINCRBY', key, 't', n)
-    redis.call('HINCRBY', key, mine, n)
+    redis.call('HINCRBY', key, field, n)
     redis.call('PEXPIRE', key, ttl)
   end
+end
+local function used(key, before, add, weight, duration)
+  return get(key, 't') + add + math.floor(get(before, 't') * weight / duration)
+end
+local function share(limit, used, nodes)
+  return math.floor((limit - used) / (4 * nodes))
 end`;
 
 // KEYS: the bucket, the bucket before. ARGV: this node's field, its admissions to add, its
 // unused grant to take off, the TTL (ms), the limit to grant admissions of (0: none), the
 // previous bucket's weight, duration, live nodes. → {the other nodes' count in the bucket, in
 // the one before, the grant}
-const PUSH = `${OTHERS}
-local back = math.min(tonumber(ARGV[3]), tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0'))
-local grant = 0
+const PUSH = `${LIB}
+local add = tonumber(ARGV[2])
+local back = math.min(tonumber(ARGV[3]), get(KEYS[1], ARGV[1]))
 local limit = tonumber(ARGV[5])
+local grant = 0
 if limit > 0 then
-  local used = tonumber(redis.call('HGET', KEYS[1], 't') or '0') + tonumber(ARGV[2])
-  used = used + math.floor(tonumber(redis.call('HGET', KEYS[2], 't') or '0') * tonumber(ARGV[6]) / tonumber(ARGV[7]))
-  if used < limit then grant = math.floor((limit - used) / (4 * tonumber(ARGV[8]))) end
+  local u = used(KEYS[1], KEYS[2], add, tonumber(ARGV[6]), tonumber(ARGV[7]))
+  if u < limit then grant = share(limit, u, tonumber(ARGV[8])) end
 end
-count(KEYS[1], ARGV[1], tonumber(ARGV[2]) - back + grant, ARGV[4])
+count(KEYS[1], ARGV[1], add - back + grant, ARGV[4])
 return {others(KEYS[1], ARGV[1]), others(KEYS[2], ARGV[1]), grant}`;
 
 // window.rs's decision on the cluster's count; admitted, it counts a grant for this node:
@@ -77,24 +90,22 @@ return {others(KEYS[1], ARGV[1]), others(KEYS[2], ARGV[1]), grant}`;
 // the bucket before. ARGV: this node's field, its pending admissions, cost, limit, weight,
 // duration, TTL (ms), live nodes. → {the grant (0: refused), the other nodes' count in the
 // bucket, in the one before}
-const CHECK = `${OTHERS}
+const CHECK = `${LIB}
 local pending = tonumber(ARGV[2])
 local cost = tonumber(ARGV[3])
 local limit = tonumber(ARGV[4])
-local cur = tonumber(redis.call('HGET', KEYS[1], 't') or '0') + pending
-local prev = tonumber(redis.call('HGET', KEYS[2], 't') or '0')
-local used = cur + math.floor(prev * tonumber(ARGV[5]) / tonumber(ARGV[6]))
+local u = used(KEYS[1], KEYS[2], pending, tonumber(ARGV[5]), tonumber(ARGV[6]))
 local grant = 0
-if limit > 0 and used + cost <= limit then
-  grant = math.max(cost, math.floor((limit - used) / (4 * tonumber(ARGV[8]))))
+if limit > 0 and u + cost <= limit then
+  grant = math.max(cost, share(limit, u, tonumber(ARGV[8])))
 end
 count(KEYS[1], ARGV[1], pending + grant, ARGV[7])
 return {grant, others(KEYS[1], ARGV[1]), others(KEYS[2], ARGV[1])}`;
 
 // Takes back a grant no call will take (its call was refused by another window). KEYS: the
 // bucket. ARGV: this node's field, the amount, the TTL (ms).
-const RELEASE = `${OTHERS}
-local back = math.min(tonumber(ARGV[2]), tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0'))
+const RELEASE = `${LIB}
+local back = math.min(tonumber(ARGV[2]), get(KEYS[1], ARGV[1]))
 count(KEYS[1], ARGV[1], -back, ARGV[3])
 return back`;
 

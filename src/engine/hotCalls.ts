@@ -101,9 +101,8 @@ export class HotCalls {
   /** Cluster mode with Redis: SHARED or SPLIT, and the live nodes (0: windows are this node's own). */
   private windowFlags = 0;
   private nodes = 0;
-  /** Inside `afterGrant` / `alone`. */
-  private windowsGranted = false;
-  private windowsAlone = false;
+  /** Inside `afterGrant` (GRANTED) or `alone` (SPLIT): how the call made again counts its windows. */
+  private windowsRetry = 0;
 
   /** `leased`: cluster mode, where credits are spent from this node's leases. */
   constructor(private readonly leased = false) {}
@@ -116,21 +115,20 @@ export class HotCalls {
 
   /** Runs `call` (a hot call made again after Redis granted its windows) with GRANTED. */
   afterGrant<T>(call: () => T): T {
-    this.windowsGranted = true;
-    try {
-      return call();
-    } finally {
-      this.windowsGranted = false;
-    }
+    return this.retry(GRANTED, call);
   }
 
   /** Runs `call` with its windows decided by this node alone, within its share (SPLIT). */
   alone<T>(call: () => T): T {
-    this.windowsAlone = true;
+    return this.retry(SPLIT, call);
+  }
+
+  private retry<T>(flag: number, call: () => T): T {
+    this.windowsRetry = flag;
     try {
       return call();
     } finally {
-      this.windowsAlone = false;
+      this.windowsRetry = 0;
     }
   }
 
@@ -171,8 +169,8 @@ export class HotCalls {
       flags |= LEASED;
     }
     if (this.windowFlags !== 0) {
-      if (this.windowsAlone) flags |= SPLIT;
-      else flags |= this.windowFlags | (this.windowsGranted && this.windowFlags === SHARED ? GRANTED : 0);
+      if (this.windowsRetry === SPLIT) flags |= SPLIT;
+      else flags |= this.windowFlags | (this.windowsRetry === GRANTED && this.windowFlags === SHARED ? GRANTED : 0);
       this.u32[10] = this.nodes;
     }
     this.u32[2] = flags;

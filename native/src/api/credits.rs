@@ -29,6 +29,14 @@ fn stored(v: &View<'_>, key_id: &[u8]) -> Result<Option<Credits>, Error> {
     Ok(counterlog::get(v, &credits::record_key(key_id))?.and_then(|c| Credits::decode(&c)))
 }
 
+/// This node's lease of the key's credits under their current epoch, if any.
+fn current_lease(key_id: &[u8]) -> Result<Option<Lease>, Error> {
+    Ok(store::view(|v| match stored(v, key_id)? {
+        Some(c) => lease(v, key_id, c.epoch),
+        None => Ok(None),
+    })?)
+}
+
 /// This node's lease of the key, voided (as none) when the balance moved to a later epoch.
 fn lease(v: &View<'_>, key_id: &[u8], epoch: u32) -> Result<Option<Lease>, Error> {
     Ok(counterlog::get(v, &credits::lease_key(key_id))?.and_then(|l| Lease::decode(&l)).map(|l| l.with_epoch(epoch)))
@@ -158,10 +166,7 @@ pub fn lease_grant(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error
 pub fn lease_give_back(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     let mut stack = [0u8; KEY_STACK];
     let key_id = credits_key_id(key_id_arg(env, args[0], &mut stack)?)?;
-    let held = store::view(|v| match stored(v, key_id)? {
-        Some(c) => lease(v, key_id, c.epoch),
-        None => Ok(None),
-    })?;
+    let held = current_lease(key_id)?;
     let Some(l) = held.filter(|l| l.granted != 0 || l.returned != 0 || l.remaining != 0) else { return Ok(env.undefined()?) };
     let back = l.given_back();
     if back != l {
@@ -174,10 +179,7 @@ pub fn lease_give_back(env: Env, args: &[napi_value; 1]) -> Result<napi_value, E
 pub fn lease_get(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     let mut stack = [0u8; KEY_STACK];
     let key_id = credits_key_id(key_id_arg(env, args[0], &mut stack)?)?;
-    let held = store::view(|v| match stored(v, key_id)? {
-        Some(c) => lease(v, key_id, c.epoch),
-        None => Ok(None),
-    })?;
+    let held = current_lease(key_id)?;
     match held {
         Some(l) => numbers(env, &[l.remaining, l.granted, l.returned, i64::from(l.epoch)]),
         None => Ok(env.undefined()?),
