@@ -47,6 +47,8 @@ export interface Config {
   readonly clusterCreditsOfflineAllowance: number;
   /** KEYWARD_CLUSTER_LEASE_TTL_MS: a node's lease it has not renewed for this long counts as spent (the bound on credits a dead node takes with it). */
   readonly clusterLeaseTtlMs: number;
+  /** KEYWARD_CLUSTER_LEASE_QUIET_MS: a lease nothing was spent from for this long goes back (the key went quiet on this node). */
+  readonly clusterLeaseQuietMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -145,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clusterCreditsOffline: oneOf(env, 'KEYWARD_CLUSTER_CREDITS_OFFLINE', ['refuse', 'allow'] as const, 'refuse'),
     clusterCreditsOfflineAllowance: int(env, 'KEYWARD_CLUSTER_CREDITS_OFFLINE_ALLOWANCE', 100, 0, Number.MAX_SAFE_INTEGER),
     clusterLeaseTtlMs: int(env, 'KEYWARD_CLUSTER_LEASE_TTL_MS', 60_000, 5_000, 86_400_000),
+    clusterLeaseQuietMs: int(env, 'KEYWARD_CLUSTER_LEASE_QUIET_MS', 60_000, 1_000, 86_400_000),
   });
 }
 

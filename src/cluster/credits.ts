@@ -9,8 +9,10 @@
 //    that none stay stranded there. With every node up, a key's VALID answers number its
 //    credits exactly.
 //  - leases that went low are renewed ahead (the engine notes them: native leasesLow);
-//    leases nothing spent from for QUIET_MS go back, as do recalled ones and all of them when the
-//    node stops; a node that starts gives back what a crash left (grants and returns are
+//    leases nothing was spent from for KEYWARD_CLUSTER_LEASE_QUIET_MS go back (a minute by
+//    default: a lease lasts about 30 s of the key's traffic, so a shorter pause keeps it; near
+//    exhaustion recalls fetch what quiet nodes hold), in batches, as do recalled ones and all
+//    of them when the node stops; a node that starts gives back what a crash left (grants and returns are
 //    totals, so a repeated one counts once).
 //  - PostgreSQL away: leases held are spent, then KEYWARD_CLUSTER_CREDITS_OFFLINE decides:
 //    `refuse` (USAGE_EXCEEDED) or `allow` (up to the allowance per key on this node, charged
@@ -33,6 +35,8 @@ export interface CreditsOptions {
   readonly allowance: number;
   /** KEYWARD_CLUSTER_LEASE_TTL_MS: a lease its node has not renewed for this long counts as spent. */
   readonly leaseTtlMs: number;
+  /** KEYWARD_CLUSTER_LEASE_QUIET_MS: a lease nothing was spent from for this long goes back (the key went quiet here). */
+  readonly quietMs: number;
 }
 
 export type CreditsNeed = NonNullable<ClusterNeed['credits']>;
@@ -50,8 +54,8 @@ const LEASE_MS = 30_000;
 /** The first lease of a key on this node (no rate known yet). */
 const FIRST_LEASE = 16;
 const MAX_LEASE = 1_000_000;
-/** A lease nothing spent from for this long goes back (the key went quiet on this node). */
-const QUIET_MS = 10_000;
+/** Leases given back in one PostgreSQL statement (and one local transaction) at most. */
+const RETURN_BATCH = 500;
 /** Waits of a refusal for recalled leases to come back before it is final. */
 const RECALLS = 3;
 const RECALL_WAIT_MS = 25;
@@ -268,19 +272,38 @@ export class ClusterCredits {
   }
 
   /**
-   * Gives back what this node's lease of a key holds. A return PostgreSQL does not confirm is
+   * Gives back what this node's leases of `keyIds` hold: taken from the leases in one local
+   * transaction, told to PostgreSQL in one statement per RETURN_BATCH keys (in key order, so
+   * two nodes' batches lock rows in the same order). A return PostgreSQL does not confirm is
    * told again later (the totals make a repeat count once).
    */
-  async giveBack(keyId: string): Promise<void> {
-    const back = this.local.transact(() => native.leaseGiveBack(keyId));
-    this.recent.delete(keyId);
-    if (back === undefined) return;
-    const [epoch, returned, , granted] = back;
-    this.unconfirmed.add(keyId);
-    const rows = await this.pg.query<{ balance: string | null }>('SELECT kw_credits_return($1, $2, $3, $4, $5) AS balance', [this.node, Buffer.from(keyId), epoch, returned, granted]);
-    this.unconfirmed.delete(keyId);
-    const balance = rows[0]?.balance;
-    if (balance !== null && balance !== undefined) this.local.transact(() => native.leaseGrant(keyId, epoch, 0, Number(balance), false));
+  async giveBack(keyIds: readonly string[]): Promise<void> {
+    for (let i = 0; i < keyIds.length; i += RETURN_BATCH) await this.giveBackBatch(keyIds.slice(i, i + RETURN_BATCH));
+  }
+
+  private async giveBackBatch(keyIds: readonly string[]): Promise<void> {
+    const backs = this.local.transact(() => keyIds.map((keyId) => ({ keyId, back: native.leaseGiveBack(keyId) })));
+    const held = backs.flatMap(({ keyId, back }) => {
+      this.recent.delete(keyId);
+      if (back === undefined) return [];
+      this.unconfirmed.add(keyId);
+      const [epoch, returned, , granted] = back;
+      return [{ keyId, key: Buffer.from(keyId), epoch, returned, granted }];
+    });
+    if (held.length === 0) return;
+    held.sort((a, b) => Buffer.compare(a.key, b.key));
+    const rows = await this.pg.query<{ i: string; balance: string | null }>(
+      'SELECT u.i, kw_credits_return($1, u.k, u.e, u.r, u.g) AS balance FROM unnest($2::bytea[], $3::int8[], $4::int8[], $5::int8[]) WITH ORDINALITY AS u(k, e, r, g, i) ORDER BY u.i',
+      [this.node, held.map((h) => h.key), held.map((h) => h.epoch), held.map((h) => h.returned), held.map((h) => h.granted)],
+    );
+    this.local.transact(() => {
+      for (const row of rows) {
+        const h = held[Number(row.i) - 1];
+        if (h === undefined) continue;
+        this.unconfirmed.delete(h.keyId);
+        if (row.balance !== null) native.leaseGrant(h.keyId, h.epoch, 0, Number(row.balance), false);
+      }
+    });
   }
 
   /**
@@ -292,11 +315,9 @@ export class ClusterCredits {
       'SELECT l.key_id, l.epoch, l.granted, c.balance FROM kw_leases l JOIN kw_credits c USING (key_id) WHERE l.node = $1 AND l.epoch = c.epoch AND l.granted > l.settled',
       [this.node],
     );
-    for (const r of rows) {
-      const keyId = r.key_id.toString('utf8');
-      this.local.transact(() => native.leaseGrant(keyId, Number(r.epoch), Number(r.granted), Number(r.balance), false));
-      await this.giveBack(keyId);
-    }
+    const keyIds = rows.map((r) => r.key_id.toString('utf8'));
+    this.local.transact(() => rows.forEach((r, i) => native.leaseGrant(keyIds[i] as string, Number(r.epoch), Number(r.granted), Number(r.balance), false)));
+    await this.giveBack(keyIds);
     await this.chargeOffline().catch(() => undefined);
     return rows.length;
   }
@@ -316,17 +337,19 @@ export class ClusterCredits {
     // While PostgreSQL is away, leases are spent on: what is given back could not be told.
     if (!this.pg.healthy) return;
     if (this.unlisten === undefined) await this.listen().catch(() => undefined);
-    for (const keyId of [...this.unconfirmed]) await this.giveBack(keyId).catch(() => undefined);
+    await this.giveBack([...this.unconfirmed]).catch(() => undefined);
     const now = Date.now();
-    for (const [keyId, r] of [...this.recent]) {
+    const quiet: string[] = [];
+    for (const [keyId, r] of this.recent) {
       const held = native.leaseGet(keyId)?.[0];
       if (held !== r.held) {
         r.held = held;
         r.since = now;
-      } else if (now - (r.since ?? now) >= QUIET_MS && !this.asking.has(keyId)) {
-        await this.giveBack(keyId).catch(() => undefined);
+      } else if (now - (r.since ?? now) >= this.options.quietMs && !this.asking.has(keyId)) {
+        quiet.push(keyId);
       }
     }
+    await this.giveBack(quiet).catch(() => undefined);
     if (this.offlinePending && this.pg.healthy) {
       this.offlinePending = false;
       await this.chargeOffline().catch(() => (this.offlinePending = true));
@@ -339,7 +362,7 @@ export class ClusterCredits {
       'kw_credits_recall',
       // Also a lease spent to nothing: giving it back tells PostgreSQL this node holds none.
       (keyId) => {
-        if (native.leaseGet(keyId) !== undefined) void this.giveBack(keyId).catch(() => undefined);
+        if (native.leaseGet(keyId) !== undefined) void this.giveBack([keyId]).catch(() => undefined);
       },
       () => (this.unlisten = undefined),
     );

@@ -43,7 +43,7 @@ export function threadCluster(config: Config, log: Logger, gate: DurabilityGate 
   const pg = new Postgres(config.postgresUrl, log);
   const writer = gate === undefined ? local : gatedWriter(gate);
   const replica = new Replica(pg, writer, log);
-  const credits = new ClusterCredits(pg, writer, replica, config.nodeId, { offline: config.clusterCreditsOffline, allowance: config.clusterCreditsOfflineAllowance, leaseTtlMs: config.clusterLeaseTtlMs }, log);
+  const credits = new ClusterCredits(pg, writer, replica, config.nodeId, { offline: config.clusterCreditsOffline, allowance: config.clusterCreditsOfflineAllowance, leaseTtlMs: config.clusterLeaseTtlMs, quietMs: config.clusterLeaseQuietMs }, log);
   const windows = config.redisUrl === undefined ? undefined : new ClusterWindows(config.redisUrl, hot, pg, config.nodeId, log);
   return { pg, replica, writer: new ClusterWriter(pg, replica, gate, config.nodeId), credits, windows, calls: new ClusterCalls(credits, windows, gate) };
 }
