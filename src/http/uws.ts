@@ -81,6 +81,7 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
   405: '405 Method Not Allowed', 408: '408 Request Timeout', 409: '409 Conflict', 410: '410 Gone',
   412: '412 Precondition Failed', 413: '413 Payload Too Large', 415: '415 Unsupported Media Type',
   429: '429 Too Many Requests', 500: '500 Internal Server Error', 501: '501 Not Implemented', 503: '503 Service Unavailable',
+  507: '507 Insufficient Storage',
 };
 
 const GET_PATHS: ReadonlySet<string> = new Set(['/v2/liveness', '/metrics', '/openapi.json']);
@@ -94,6 +95,7 @@ const H = {
   contentEncoding: bytes('content-encoding'),
   contentLength: bytes('content-length'),
   transferEncoding: bytes('transfer-encoding'),
+  expect: bytes('expect'),
   authorization: bytes('authorization'),
   ContentType: bytes('Content-Type'),
   applicationJson: bytes('application/json'),
@@ -145,6 +147,13 @@ export interface ServerDeps {
  */
 const DRAIN_GRACE_MS = 100;
 
+/**
+ * A body past KEYWARD_MAX_BODY_BYTES is read and dropped up to this many bytes before its 413
+ * leaves, so a client still sending reads the reply instead of a reset (EPIPE); one that sends
+ * more is answered and cut off there.
+ */
+const DISCARD_BYTES = 16 * 1024 * 1024;
+
 export interface RunningServer {
   port: number;
   /**
@@ -171,6 +180,8 @@ class Pending implements Outgoing {
   reply: Reply | undefined = undefined;
   /** A HEAD request: every answer is sent without its body. */
   head = false;
+  /** The body is too large: it is being read and dropped, and this reply leaves when it ends. */
+  overflow: Reply | undefined = undefined;
 
   constructor(
     readonly server: Server,
@@ -218,11 +229,23 @@ class Server {
     p.prev = p.next = undefined;
   }
 
-  /** Answers 408 for every request whose body has not arrived by its deadline. */
+  /** Answers 408 for every request whose body has not arrived by its deadline (413 for one being dropped). */
   expire(nowMs: number): void {
     while (this.oldest !== undefined && this.oldest.deadlineMs <= nowMs) {
-      this.finish(this.oldest, this.dispatcher.error(requestTimeout(this.deps.config.requestTimeoutMs)), true);
+      const p = this.oldest;
+      this.finish(p, p.overflow ?? this.dispatcher.error(requestTimeout(this.deps.config.requestTimeoutMs)), true);
     }
+  }
+
+  /**
+   * `p`'s body is larger than allowed: what arrives is dropped, and the 413 leaves once the
+   * body ends (the connection stays usable) or DISCARD_BYTES have come (then it closes).
+   */
+  overflow(p: Pending, isLast: boolean): void {
+    p.chunks = undefined;
+    p.overflow ??= tooLarge(this.dispatcher, this.deps.config.maxBodyBytes);
+    if (isLast) this.finish(p, p.overflow);
+    else if (p.bodyBytes > DISCARD_BYTES) this.finish(p, p.overflow, true);
   }
 
   /** Marks `p` answered or abandoned (no longer in flight); false when it already was. */
@@ -250,9 +273,8 @@ class Server {
   /** A chunk of `p`'s body; dispatches once the whole body is in. */
   data(p: Pending, authorization: string, chunk: ArrayBuffer, isLast: boolean): void {
     if (p.done) return;
-    const max = this.deps.config.maxBodyBytes;
     p.bodyBytes += chunk.byteLength;
-    if (p.bodyBytes > max) return this.finish(p, tooLarge(this.dispatcher, max), true);
+    if (p.overflow !== undefined || p.bodyBytes > this.deps.config.maxBodyBytes) return this.overflow(p, isLast);
     let body: Uint8Array;
     if (p.chunks === undefined && isLast) {
       // One chunk: a view of uWS's memory, valid only during this callback (the dispatcher
@@ -314,9 +336,14 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
         return server.finish(p, dispatcher.error(unsupportedMediaType(`Send the body uncompressed: Content-Encoding '${encoding.slice(0, 64)}' is not supported.`)), true);
       }
       const declared = req.getHeader(H.contentLength);
-      if (declared !== '' && Number(declared) > config.maxBodyBytes) return server.finish(p, tooLarge(dispatcher, config.maxBodyBytes), true);
       const authorization = req.getHeader(H.authorization);
       server.await(p);
+      if (declared !== '' && Number(declared) > config.maxBodyBytes) {
+        // A client waiting for 100 Continue has sent nothing yet, and one announcing more than
+        // is ever read would be cut off anyway: answered at once.
+        if (/100-continue/i.test(req.getHeader(H.expect)) || Number(declared) > DISCARD_BYTES) return server.finish(p, tooLarge(dispatcher, config.maxBodyBytes), true);
+        p.overflow = tooLarge(dispatcher, config.maxBodyBytes);
+      }
       res.onData((chunk, isLast) => server.data(p, authorization, chunk, isLast));
       return;
     }
