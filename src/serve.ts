@@ -8,6 +8,7 @@ import { DurabilityGate } from './engine/durability.js';
 import { HotCalls } from './engine/hotCalls.js';
 import { native } from './engine/native.js';
 import { commitFailed, procedureNotFound } from './errors/errors.js';
+import { watchDataDir } from './errors/space.js';
 import { startServer, type RunningServer } from './http/uws.js';
 import { createLogger, type Logger } from './log.js';
 import { Dispatcher, type DispatchResult, type ThreadServices } from './rpc/dispatch.js';
@@ -28,6 +29,7 @@ export const VERSION = packageJson === undefined ? '0.0.0' : (JSON.parse(readFil
 export function openStore(config: Config): void {
   native.open(config.dataDir, config.durability === 'disk', config.syncIntervalMs, config.initialMapBytes, config.writeMap);
   native.setVerifyCache(config.verifyCacheSlots);
+  watchDataDir(config.dataDir);
 }
 
 /** A serving thread's services, and in cluster mode its part of the cluster. */

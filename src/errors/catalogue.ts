@@ -40,10 +40,11 @@ export const CATALOGUE = {
   request_body_too_large: { status: 413, title: 'Payload Too Large', category: 'bad_request', when: 'The request body is larger than KEYWARD_MAX_BODY_BYTES.' },
   unsupported_media_type: { status: 415, title: 'Unsupported Media Type', category: 'bad_request', when: 'The `Content-Type` header is missing, not `application/json`, or names a charset other than UTF-8 (or US-ASCII, a subset of it); or the body is compressed (a `Content-Encoding` other than `identity`).' },
   unexpected_error: { status: 500, title: 'Internal Server Error', category: 'application', when: 'A bug: the request failed in a way keyward does not expect. Nothing was changed.' },
-  storage_unavailable: { status: 503, title: 'Service Unavailable', category: 'application', when: 'The store could not complete the request (disk full, I/O error). Nothing was changed; reads keep working.' },
+  storage_unavailable: { status: 503, title: 'Service Unavailable', category: 'application', when: 'The store could not complete the request (an I/O error other than a full disk). Nothing was changed; reads keep working.' },
   postgres_unavailable: { status: 503, title: 'Service Unavailable', category: 'cluster', when: 'Cluster mode: PostgreSQL cannot be reached (or a write kept losing races), so a management write was not made; verifications, rate limits and reads go on from the node\'s replica.' },
   cluster_busy: { status: 503, title: 'Service Unavailable', category: 'cluster', when: 'Cluster mode: a verification near the end of a key\'s credits kept having what the cluster settled for it taken by concurrent calls first; nothing was counted, retry it.' },
   shutting_down: { status: 503, title: 'Service Unavailable', category: 'application', when: 'The server is draining after SIGTERM and takes no new requests.' },
+  insufficient_storage: { status: 507, title: 'Insufficient Storage', category: 'application', when: 'The filesystem of the data dir is full: the write was not made (`detail` names the data dir and its free bytes). Reads and verifications go on; writes resume once there is space.' },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorName = keyof typeof CATALOGUE;

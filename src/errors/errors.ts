@@ -2,6 +2,7 @@
 // status, title and type): the only place an ApiError is built, so each error's wording
 // lives once. Details name what the client sent (cut to a readable length) and how to fix it.
 import { ApiError, type ValidationItem } from './apiError.js';
+import { outOfSpace } from './space.js';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
 
@@ -89,8 +90,21 @@ export const unsupportedMediaType = (detail: string): ApiError => new ApiError('
 
 export const unexpectedError = (requestId: string): ApiError => new ApiError('unexpected_error', `Something went wrong on our side (request ${requestId}); nothing was changed.`);
 export const storageUnavailable = (detail: string): ApiError => new ApiError('storage_unavailable', detail);
+/**
+ * A write the store could not make: 507 when the data dir's filesystem is full (space.ts),
+ * else 503. `what`: the failure as the client should read it ("could not commit this request").
+ */
+export function storageFailure(what: string, err: unknown): ApiError {
+  const message = (err as Error).message;
+  const full = outOfSpace(message);
+  if (full === undefined) return storageUnavailable(`The store ${what} (${message}); nothing was changed.`);
+  return new ApiError(
+    'insufficient_storage',
+    `The store ${what}: the filesystem of the data dir ${full.dir} is full (${full.free} bytes free). Nothing was changed; reads and verifications go on, and writes resume once there is space.`,
+  );
+}
 /** A reply whose commit (or fsync) failed after its handler ran. */
-export const commitFailed = (err: unknown): ApiError => storageUnavailable(`The store could not commit this request (${(err as Error).message}); nothing was changed.`);
+export const commitFailed = (err: unknown): ApiError => storageFailure('could not commit this request', err);
 /** Cluster mode: PostgreSQL cannot take a write now. */
 export const postgresUnavailable = (detail: string): ApiError => new ApiError('postgres_unavailable', `${detail}.`);
 export const clusterBusy = (detail: string): ApiError => new ApiError('cluster_busy', `${detail}.`);

@@ -7,6 +7,7 @@
 //   keyward_store_used_bytes / keyward_store_map_bytes / keyward_store_entries
 //   keyward_verify_cache_hits_total / keyward_verify_cache_misses_total
 // Counters are float64: exact up to 2^53 requests.
+import { dataDirFreeBytes } from '../errors/space.js';
 import { BUCKETS_S } from '../domain/histogram.js';
 import type { StoreStats } from '../engine/native.js';
 
@@ -99,6 +100,8 @@ export class Metrics {
       one('keyward_store_used_bytes', 'gauge', 'Bytes of the LMDB data file in use.', store.usedBytes);
       one('keyward_store_map_bytes', 'gauge', 'Current LMDB map size (grows when full).', store.mapBytes);
       one('keyward_store_entries', 'gauge', 'Records across all tables.', store.entries);
+      const free = dataDirFreeBytes();
+      if (free !== undefined) one('keyward_data_dir_free_bytes', 'gauge', "Bytes still free on the data dir's filesystem (writes answer 507 once it is full).", free);
       one('keyward_store_write_map', 'gauge', '1 when commits go through the writable map (KEYWARD_WRITE_MAP), 0 on pwrite.', store.writeMap ? 1 : 0);
       one('keyward_verify_cache_hits_total', 'counter', 'Verifications answered from the verification cache (KEYWARD_VERIFY_CACHE).', store.verifyCacheHits);
       one('keyward_verify_cache_misses_total', 'counter', 'Verifications of the kind the cache keeps that were computed in full (not kept yet, or a record changed since).', store.verifyCacheMisses);

@@ -4,7 +4,7 @@ import { Packr } from 'msgpackr';
 import type { DurabilityGate } from '../engine/durability.js';
 import { native, errorCode, type StoreKey } from '../engine/native.js';
 import type { Table } from '../engine/tables.js';
-import { storageUnavailable } from '../errors/errors.js';
+import { storageFailure } from '../errors/errors.js';
 
 // Plain maps (no msgpackr record extension), so any msgpack reader, the Rust engine's
 // included, decodes what we write.
@@ -132,9 +132,9 @@ export function gatedWriter(gate: Pick<DurabilityGate, 'beforeWrite'>): Writer {
   };
 }
 
-/** A storage failure (not our own ApiError) → 503 storage_unavailable; others pass through. */
+/** A storage failure (not our own ApiError) → 507 insufficient_storage (a full disk) or 503 storage_unavailable; others pass through. */
 export function asStorageError(err: unknown): unknown {
   const code = errorCode(err);
-  if (code === 'STORE_IO' || code === 'STORE_CLOSED' || code === 'STORE_RETRY_MAP_FULL') return storageUnavailable(`The store could not complete the write: ${(err as Error).message}. Nothing was changed.`);
+  if (code === 'STORE_IO' || code === 'STORE_CLOSED' || code === 'STORE_RETRY_MAP_FULL') return storageFailure('could not complete the write', err);
   return err;
 }

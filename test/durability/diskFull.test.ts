@@ -1,9 +1,10 @@
 // DESIGN.md §1: "disk full and other storage failures give a clear 5xx error for that
 // request, and the server keeps serving reads". The data dir sits on a small tmpfs; keys
-// with large metadata are created until the disk is full. The server must answer 503
-// storage_unavailable (never die: with the writable map, a write to a page without disk
+// with large metadata are created until the disk is full. The server must answer 507
+// insufficient_storage naming the data dir and its free space (never die: with the writable map, a write to a page without disk
 // blocks would be SIGBUS, which is why the map's space is reserved up front), keep every
-// acknowledged key, and keep verifying. Both commit paths (KEYWARD_WRITE_MAP on / off).
+// acknowledged key, keep verifying, and write again once the disk has room (the tmpfs is
+// grown). Both commit paths (KEYWARD_WRITE_MAP on / off).
 // Mounting needs root; elsewhere the test is skipped and says so.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -43,7 +44,7 @@ const META = { blob: 'x'.repeat(9_000) };
 
 describe.skipIf(!canMount)('disk full (needs root to mount a small tmpfs)', () => {
   for (const writeMap of ['on', 'off'] as const) {
-    it(`answers 503 storage_unavailable, keeps serving reads and loses nothing (KEYWARD_WRITE_MAP=${writeMap})`, async () => {
+    it(`answers 507 insufficient_storage, keeps serving reads, loses nothing and writes again once there is room (KEYWARD_WRITE_MAP=${writeMap})`, async () => {
       const dataDir = mountTmpfs(3 << 20) as string;
       const server = await startServer({ dataDir, env: { KEYWARD_MAP_BYTES: String(1 << 20), KEYWARD_WRITE_MAP: writeMap } });
       expect((await get(server, '/metrics')).text).toContain(`keyward_store_write_map ${writeMap === 'on' ? 1 : 0}`);
@@ -55,8 +56,11 @@ describe.skipIf(!canMount)('disk full (needs root to mount a small tmpfs)', () =
         if (r.status === 200) created.push(r.json.data as { key: string; keyId: string });
         else refused = r;
       }
-      expect(refused?.status).toBe(503);
-      expect(refused?.json.error.type).toMatch(/\/storage_unavailable$/);
+      expect(refused?.status, refused?.text).toBe(507);
+      expect(refused?.json.error.type).toMatch(/\/insufficient_storage$/);
+      expect(refused?.json.error.detail).toContain(`data dir ${dataDir} is full`);
+      expect(refused?.json.error.detail).toMatch(/\(\d+ bytes free\)/);
+      expect((await get(server, '/metrics')).text).toMatch(/\nkeyward_data_dir_free_bytes \d+\n/);
       expect(created.length).toBeGreaterThan(10);
       expect(server.child.exitCode).toBeNull();
       expect(server.child.signalCode).toBeNull();
@@ -70,18 +74,24 @@ describe.skipIf(!canMount)('disk full (needs root to mount a small tmpfs)', () =
       expect(list.length).toBe(Math.min(100, created.length));
       // A verification that needs no new page still commits; either way it answers cleanly.
       const v = await call(server, 'keys.verifyKey', { key: created[0]!.key });
-      expect([200, 503]).toContain(v.status);
+      expect([200, 507]).toContain(v.status);
       if (v.status === 200) expect(v.json.data).toMatchObject({ valid: true, credits: 9 });
       expect(server.child.exitCode).toBeNull();
+
+      // Room again: writes resume, and what was there stays.
+      execFileSync('mount', ['-o', 'remount,size=16m', dataDir], { stdio: 'ignore' });
+      const after = expectOk(await call(server, 'keys.createKey', { apiId, meta: META, credits: { remaining: 10 } })) as { key: string };
+      expect(expectOk(await call(server, 'keys.verifyKey', { key: after.key }))).toMatchObject({ valid: true, credits: 9 });
+      expect(expectOk(await call(server, 'keys.getKey', { keyId: created[created.length - 1]!.keyId }))).toMatchObject({ meta: META });
       await server.stop();
     }, 60_000);
   }
 
   // The server adopts a map grown by another process (the CLI, with a larger
   // KEYWARD_MAP_BYTES). With the writable map, that larger map's disk blocks cannot be
-  // reserved on a nearly full disk: writes must then be refused cleanly (503) rather than
+  // reserved on a nearly full disk: writes must then be refused cleanly (507) rather than
   // go through pages without blocks, which ended in a SIGBUS once the disk filled.
-  it('a map grown by the CLI beyond what the disk can reserve: 503s, never a crash', async () => {
+  it('a map grown by the CLI beyond what the disk can reserve: 507s, never a crash', async () => {
     const dataDir = mountTmpfs(3 << 20) as string;
     const server = await startServer({ dataDir, env: { KEYWARD_MAP_BYTES: String(1 << 20) } });
     const apiId = await createApi(server);
@@ -91,13 +101,13 @@ describe.skipIf(!canMount)('disk full (needs root to mount a small tmpfs)', () =
     const grants = Array.from({ length: 12_000 }, (_, i) => ['--permission', `apis.api_${String(i).padStart(6, '0')}${'a'.repeat(80)}.verify_key`]).flat();
     expect((await cli(['root-keys', 'create', '--workspace', ws, ...grants], dataDir, { KEYWARD_MAP_BYTES: String(64 << 20) })).code).toBe(0);
     const statuses = new Map<number, number>();
-    for (let i = 0; i < 1_500 && !(statuses.get(503)! > 20); i++) {
+    for (let i = 0; i < 1_500 && !(statuses.get(507)! > 20); i++) {
       const r = await call(server, 'keys.createKey', { apiId, meta: { blob: 'x'.repeat(3_000) } });
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-      if (r.status !== 200) expect(r.json.error.type, r.text).toMatch(/\/storage_unavailable$/);
+      if (r.status !== 200) expect(r.json.error.type, r.text).toMatch(/\/insufficient_storage$/);
     }
-    expect(statuses.get(503)).toBeGreaterThan(0);
-    expect([...statuses.keys()].filter((status) => status !== 200 && status !== 503)).toEqual([]);
+    expect(statuses.get(507)).toBeGreaterThan(0);
+    expect([...statuses.keys()].filter((status) => status !== 200 && status !== 507)).toEqual([]);
     expect(server.child.exitCode).toBeNull();
     expect(server.child.signalCode).toBeNull();
     expect((await get(server, '/v2/liveness')).status).toBe(200);
