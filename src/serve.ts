@@ -71,7 +71,8 @@ export function newMetrics(threads: number, shared?: SharedArrayBuffer, thread =
   return new Metrics(ROUTES.map((r) => r.procedure), shared, thread, threads);
 }
 
-export async function serveThread(config: Config, metrics: Metrics, { services, cluster }: Thread): Promise<RunningServer> {
+/** `descriptorsLimit`: the process's soft limit of open descriptors (main.ts raises it at start). */
+export async function serveThread(config: Config, metrics: Metrics, { services, cluster }: Thread, descriptorsLimit: number): Promise<RunningServer> {
   const dispatcher = new Dispatcher(config.publicUrl, services);
   // Written once the public URL is final (below); no request is served before.
   let openapi = '';
@@ -81,6 +82,7 @@ export async function serveThread(config: Config, metrics: Metrics, { services, 
     gate: services.gate,
     metrics,
     log: services.log,
+    descriptorsLimit,
     page(path) {
       if (path === '/v2/liveness') return { status: 200, contentType: 'application/json', body: successBody(newRequestId(), { message: 'keyward is alive' }) };
       if (path === '/openapi.json') return { status: 200, contentType: 'application/json', body: openapi };

@@ -2,7 +2,9 @@
 //   POST /v2/{namespace}.{procedure}  → procedures (405 for other methods, 415 without JSON,
 //                                       413 past KEYWARD_MAX_BODY_BYTES, 408 past the deadline)
 //   GET  /v2/liveness, /metrics, /openapi.json, /docs/errors/…  → pages (HEAD too)
-// Everything else is 404. Every error uses the error envelope.
+// Everything else is 404. Every error uses the error envelope. Accepting pauses while the
+// process is short of file descriptors (Listener).
+import { closeSync, openSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
@@ -136,6 +138,8 @@ export interface ServerDeps {
   gate: DurabilityGate;
   metrics: Metrics;
   log: Logger;
+  /** The process's soft limit of open descriptors: accepting pauses short of it (Listener). */
+  descriptorsLimit: number;
   /** GET pages that need more than this file knows (metrics, OpenAPI). */
   page(path: string): Page | undefined;
 }
@@ -162,6 +166,160 @@ export interface RunningServer {
    * the drain began are read and answered (503 shutting_down) rather than cut off at exit.
    */
   drain(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * Descriptors kept free below the soft limit when accepting connections: the store, worker
+ * threads, PostgreSQL and Redis connections, logs and files opened on demand need theirs.
+ */
+const DESCRIPTOR_RESERVE = 32;
+/** How often the descriptors are looked at while accepting… */
+const DESCRIPTOR_CHECK_MS = 50;
+/** …and while paused, just after a pause, or close to the limit. */
+const DESCRIPTOR_CHECK_FAST_MS = 10;
+/**
+ * Descriptors that must be free below `limit − DESCRIPTOR_RESERVE` for accepting to resume: the
+ * listen socket needs one, and resuming for one connection at a time would pause again at once.
+ */
+const RESUME_FREE = 16;
+/** How long after accepting resumed the descriptors are still looked at as often as while paused. */
+const RESUMED_WATCH_MS = 1_000;
+/** The least time between two warnings about pauses. */
+const PAUSE_WARN_EVERY_MS = 60_000;
+
+/**
+ * The `n`th lowest descriptor number free in the process (open(2) returns the lowest free
+ * one), by opening /dev/null `n` times and closing them at once; -1 when fewer are free
+ * (EMFILE, or ENFILE for the system). Throws when /dev/null cannot be opened for another reason.
+ */
+function nthFreeDescriptor(n: number): number {
+  const fds: number[] = [];
+  try {
+    while (fds.length < n) fds.push(openSync('/dev/null', 'r'));
+    return fds[n - 1] as number;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EMFILE' || code === 'ENFILE') return -1;
+    throw err;
+  } finally {
+    for (const fd of fds) closeSync(fd);
+  }
+}
+
+/**
+ * A listen socket on host:port, or false (uWS calls back before listen returns). Port 0:
+ * uSockets sets SO_REUSEADDR and SO_REUSEPORT only on the listen socket of a given port, and
+ * the connections accepted on one without them keep the port from being bound again while they
+ * last (Listener could not listen again after a pause); so the port the system picked is
+ * bound again at once, with them, before anything is accepted.
+ */
+function listenNow(uws: Uws, app: UwsApp, host: string, port: number): unknown {
+  let token: unknown = false;
+  for (let attempt = 0; attempt < 3 && !token; attempt++) {
+    app.listen(host, port, (t) => (token = t));
+    if (!token || port !== 0) continue;
+    const picked = uws.us_socket_local_port(token);
+    uws.us_listen_socket_close(token);
+    token = false;
+    app.listen(host, picked, (t) => (token = t));
+  }
+  return token;
+}
+
+/**
+ * This thread's listen socket, closed while the process is short of descriptors. uSockets
+ * accepts from a level-triggered epoll: when accept() fails with EMFILE the connection stays
+ * queued, the listen socket stays readable and the loop spins at full CPU, serving the
+ * connections it has late, until some descriptor is freed. So the lowest free descriptor is
+ * looked at every few ms; from `limit − DESCRIPTOR_RESERVE` on (or none free) the listen
+ * socket is closed, new connections are refused and those accepted keep being served, and it
+ * listens again on the same port once RESUME_FREE descriptors are free below that. With
+ * several serving threads each pauses its own listen socket (they share the port, SO_REUSEPORT).
+ */
+class Listener {
+  /** The listen socket; undefined while paused (or closed for good). */
+  private token: unknown;
+  private closed = false;
+  private timer: NodeJS.Timeout | undefined;
+  /** The lowest free descriptor from which accepting pauses. */
+  private readonly threshold: number;
+  /** Accepting resumed at (performance.now() ms). */
+  private resumedAt = -Infinity;
+  private pausesUnreported = 0;
+  private warnedAt = -Infinity;
+  /** /dev/null could not be opened (for another reason than a lack of descriptors). */
+  private blind = false;
+
+  constructor(
+    private readonly uws: Uws,
+    private readonly app: UwsApp,
+    private readonly host: string,
+    readonly port: number,
+    token: unknown,
+    private readonly deps: ServerDeps,
+  ) {
+    this.token = token;
+    const limit = deps.descriptorsLimit;
+    // A limit so low that the reserve would be most of it keeps a quarter of it instead.
+    this.threshold = Math.max(limit - DESCRIPTOR_RESERVE, Math.floor((limit * 3) / 4));
+    deps.metrics.descriptorsLimit = limit;
+    this.schedule(DESCRIPTOR_CHECK_MS);
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => this.check(), ms);
+    this.timer.unref();
+  }
+
+  private check(): void {
+    if (this.closed) return;
+    let free = 0;
+    try {
+      free = nthFreeDescriptor(this.token === undefined ? RESUME_FREE : 1);
+    } catch (err) {
+      // Taken as plenty free: accepting goes on (or resumes), as it would without the watch.
+      if (!this.blind) this.deps.log.warn('cannot look at free descriptors (opening /dev/null failed): accepting does not pause when they run short', { error: (err as Error).message });
+      this.blind = true;
+    }
+    const short = free < 0 || free >= this.threshold;
+    if (short && this.token !== undefined) this.pause(free);
+    else if (!short && this.token === undefined) this.resume();
+    const now = performance.now();
+    const fast = this.token === undefined || now - this.resumedAt < RESUMED_WATCH_MS || free >= this.threshold - 4 * DESCRIPTOR_RESERVE;
+    this.schedule(fast ? DESCRIPTOR_CHECK_FAST_MS : DESCRIPTOR_CHECK_MS);
+  }
+
+  private pause(free: number): void {
+    this.uws.us_listen_socket_close(this.token);
+    this.token = undefined;
+    this.deps.metrics.acceptPaused();
+    this.pausesUnreported++;
+    const now = performance.now();
+    if (now - this.warnedAt < PAUSE_WARN_EVERY_MS) return;
+    this.warnedAt = now;
+    this.deps.log.warn('short of file descriptors: not accepting connections until some are free (keyward_accept_paused_total counts the pauses; raise the limit, see docs/operations.md)', {
+      limit: this.deps.descriptorsLimit,
+      lowestFree: free,
+      pauses: this.pausesUnreported,
+    });
+    this.pausesUnreported = 0;
+  }
+
+  /** A failed listen (no descriptor for it yet, say) is tried again at the next check. */
+  private resume(): void {
+    const token = listenNow(this.uws, this.app, this.host, this.port);
+    if (!token) return;
+    this.token = token;
+    this.resumedAt = performance.now();
+  }
+
+  /** Stops accepting for good (drain). */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    if (this.token !== undefined) this.uws.us_listen_socket_close(this.token);
+    this.token = undefined;
+  }
 }
 
 /**
@@ -366,24 +524,19 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
   const timer = setInterval(() => server.expire(performance.now()), tickMs);
   timer.unref();
 
-  return new Promise((resolve, reject) => {
-    app.listen(config.host, config.port, (token) => {
-      if (!token) {
-        reject(new Error(`could not listen on ${config.host}:${config.port} (KEYWARD_HOST, KEYWARD_PORT): in use, or not a local address`));
-        return;
-      }
-      resolve({
-        port: uws.us_socket_local_port(token),
-        drain: async (timeoutMs) => {
-          server.draining = true;
-          uws.us_listen_socket_close(token);
-          const started = Date.now();
-          const until = started + timeoutMs;
-          while ((server.inFlight > 0 || Date.now() < started + DRAIN_GRACE_MS) && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
-          clearInterval(timer);
-        },
-      });
-    });
+  const token = listenNow(uws, app, config.host, config.port);
+  if (!token) return Promise.reject(new Error(`could not listen on ${config.host}:${config.port} (KEYWARD_HOST, KEYWARD_PORT): in use, or not a local address`));
+  const listener = new Listener(uws, app, config.host, uws.us_socket_local_port(token), token, deps);
+  return Promise.resolve({
+    port: listener.port,
+    drain: async (timeoutMs) => {
+      server.draining = true;
+      listener.close();
+      const started = Date.now();
+      const until = started + timeoutMs;
+      while ((server.inFlight > 0 || Date.now() < started + DRAIN_GRACE_MS) && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+      clearInterval(timer);
+    },
   });
 }
 

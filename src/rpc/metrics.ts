@@ -6,6 +6,8 @@
 //   the request up to its reply: time spent queued behind other work on the thread is not in it)
 //   keyward_store_used_bytes / keyward_store_map_bytes / keyward_store_entries
 //   keyward_verify_cache_hits_total / keyward_verify_cache_misses_total
+//   keyward_accept_paused_total / keyward_descriptors_limit (http/uws.ts pauses accepting
+//   when the process runs short of descriptors)
 // Counters are float64: exact up to 2^53 requests.
 import { dataDirFreeBytes } from '../errors/space.js';
 import { BUCKETS_S } from '../domain/histogram.js';
@@ -21,12 +23,15 @@ const STATUS_SLOT: Readonly<Int8Array> = (() => {
 
 export class Metrics {
   private readonly names: readonly string[];
-  /** Slots of one thread's region: counts, histogram buckets, duration sums (µs). */
+  /** Slots of one thread's region: counts, histogram buckets, duration sums (µs), accept pauses. */
   private readonly regionSlots: number;
   private readonly all: Float64Array;
   private readonly own: Float64Array;
   private readonly histAt: number;
   private readonly sumAt: number;
+  private readonly pausedAt: number;
+  /** The process's soft limit of open descriptors, once the server knows it. */
+  descriptorsLimit: number | undefined = undefined;
 
   /**
    * `names`: the procedures, in route-table order; one more slot counts everything else.
@@ -37,7 +42,8 @@ export class Metrics {
     const p = this.names.length;
     this.histAt = p * (STATUSES.length + 1);
     this.sumAt = this.histAt + p * (BUCKETS_S.length + 1);
-    this.regionSlots = this.sumAt + p;
+    this.pausedAt = this.sumAt + p;
+    this.regionSlots = this.pausedAt + 1;
     const buffer = shared ?? new SharedArrayBuffer(this.regionSlots * 8 * threads);
     this.all = new Float64Array(buffer);
     this.own = new Float64Array(buffer, thread * this.regionSlots * 8, this.regionSlots);
@@ -55,6 +61,11 @@ export class Metrics {
     while (b < BUCKETS_S.length && seconds > (BUCKETS_S[b] as number)) b++;
     this.add(this.histAt + p * (BUCKETS_S.length + 1) + b, 1);
     this.add(this.sumAt + p, Math.round(seconds * 1e6));
+  }
+
+  /** This thread stopped accepting connections for lack of descriptors. */
+  acceptPaused(): void {
+    this.add(this.pausedAt, 1);
   }
 
   private add(slot: number, n: number): void {
@@ -95,6 +106,8 @@ export class Metrics {
       rows.push(`keyward_request_duration_seconds_count{procedure="${name}"} ${cumulative}`);
       lines.push(...rows);
     });
+    lines.push('# HELP keyward_accept_paused_total Times a serving thread stopped accepting connections because the process was short of file descriptors.', '# TYPE keyward_accept_paused_total counter', `keyward_accept_paused_total ${this.total(this.pausedAt)}`);
+    if (this.descriptorsLimit !== undefined) lines.push('# HELP keyward_descriptors_limit The soft limit of open file descriptors of the process.', '# TYPE keyward_descriptors_limit gauge', `keyward_descriptors_limit ${this.descriptorsLimit}`);
     if (store !== undefined) {
       const one = (name: string, type: 'gauge' | 'counter', help: string, value: number) => lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`);
       one('keyward_store_used_bytes', 'gauge', 'Bytes of the LMDB data file in use.', store.usedBytes);

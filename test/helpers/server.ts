@@ -48,12 +48,14 @@ export function randomRootKey(): string {
   return `kwtest_${randomBytes(18).toString('hex')}`;
 }
 
-export async function startServer(opts: { env?: Record<string, string>; dataDir?: string; rootKey?: string } = {}): Promise<Server> {
+/** `prlimitNofile`: the server runs under that soft and hard limit of open descriptors (prlimit(1)). */
+export async function startServer(opts: { env?: Record<string, string>; dataDir?: string; rootKey?: string; prlimitNofile?: number } = {}): Promise<Server> {
   if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: build first (node_modules/.bin/tsc -p .)`);
   const dataDir = opts.dataDir ?? tempDir();
   const rootKey = opts.rootKey ?? opts.env?.KEYWARD_ROOT_KEY ?? randomRootKey();
   const env = opts.env ?? {};
-  if (env.KEYWARD_PORT !== undefined || Number(env.KEYWARD_THREADS ?? '1') <= 1) return spawnServer(dataDir, rootKey, env);
+  const nofile = opts.prlimitNofile;
+  if (env.KEYWARD_PORT !== undefined || Number(env.KEYWARD_THREADS ?? '1') <= 1) return spawnServer(dataDir, rootKey, env, nofile);
   // Several serving threads share one fixed port (KEYWARD_PORT=0 is refused with them): a
   // random one, and another when the server finds it taken: by its probe before binding, or
   // by the bind itself (a port free at the probe can be taken before the bind, e.g. as the
@@ -62,7 +64,7 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
   for (let attempt = 1; ; attempt++) {
     const port = String(20_000 + randomInt(12_000));
     try {
-      return await spawnServer(dataDir, rootKey, { ...env, KEYWARD_PORT: port });
+      return await spawnServer(dataDir, rootKey, { ...env, KEYWARD_PORT: port }, nofile);
     } catch (err) {
       if (attempt >= 5 || !/the port is in use|: in use, or not a local address/.test((err as Error).message)) throw err;
     }
@@ -74,8 +76,10 @@ export async function startServer(opts: { env?: Record<string, string>; dataDir?
  * probed free here could be taken by another test file's server before this one binds, and
  * two servers sharing a port (uWS binds with SO_REUSEPORT) would split the requests.
  */
-function spawnServer(dataDir: string, rootKey: string, env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, [MAIN], {
+function spawnServer(dataDir: string, rootKey: string, env: Record<string, string>, nofile?: number): Promise<Server> {
+  // prlimit execs node, so the child's pid is the server's.
+  const [command, args] = nofile === undefined ? [process.execPath, [MAIN]] : ['prlimit', [`--nofile=${nofile}:${nofile}`, '--', process.execPath, MAIN]];
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: {
       ...process.env,

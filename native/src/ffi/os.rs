@@ -67,3 +67,33 @@ pub fn exit_now(code: c_int) -> ! {
     // SAFETY: _exit ends the process; nothing of this process runs after it.
     unsafe { libc::_exit(code) }
 }
+
+/// Raises this process's soft limit of open descriptors (RLIMIT_NOFILE) to its hard limit,
+/// and returns the limits in force afterwards: (soft, hard). Best effort: when the system
+/// refuses the raise, the limits stay as they were and are returned as they are.
+pub fn raise_file_limit() -> io::Result<(u64, u64)> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit only fills `lim`, which outlives the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if lim.rlim_cur < lim.rlim_max {
+        let raised = libc::rlimit { rlim_cur: lim.rlim_max, rlim_max: lim.rlim_max };
+        // SAFETY: setrlimit only reads `raised`, which outlives the call.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            lim = raised;
+        }
+    }
+    Ok((lim.rlim_cur as u64, lim.rlim_max as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn raise_file_limit_leaves_the_soft_limit_at_the_hard_one() {
+        let (soft, hard) = super::raise_file_limit().unwrap();
+        assert!(soft > 0);
+        assert_eq!(soft, hard);
+        assert_eq!(super::raise_file_limit().unwrap(), (soft, hard));
+    }
+}
