@@ -13,7 +13,10 @@ import { migrate } from './cluster/schema.js';
 import { seedCluster } from './cluster/seed.js';
 import { createLogger } from './log.js';
 import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { restoreBackup, takeBackup } from './store/backup.js';
+import { checkPages, checkRecords, type RecordsReport } from './store/integrity.js';
 import { fileURLToPath } from 'node:url';
 
 const USAGE = `usage: keyward <command> [--data-dir DIR]
@@ -24,6 +27,12 @@ const USAGE = `usage: keyward <command> [--data-dir DIR]
                                          prints {"workspaceId","rootKeyId","key"}
   root-keys list [--workspace <id>]
   root-keys revoke <rootKeyId>
+  backup <dir>                           a consistent, compacted copy of the store, taken while
+                                         (the server serves); prints its manifest
+  restore <backup> [--force]             the backup as the store of --data-dir
+                                         (a non-empty one only with --force; stop the server first)
+  check                                  walks the whole store, pages and records;
+                                         (exits 1 on damage)
   cluster seed --data-dir DIR            loads a single node's store into an empty cluster
                                          (KEYWARD_POSTGRES_URL); prints {"records"}
   bench [--full] [--out DIR]             the benchmark suite (same as npm run bench)
@@ -60,6 +69,18 @@ function parseFlags(argv: readonly string[]): ReturnType<typeof flagsToEnv> {
   } catch (err) {
     throw err instanceof ConfigError ? new UsageError(err.message) : err;
   }
+}
+
+/** Takes a flag without a value (`--force`); whether it was there. */
+function takeFlag(args: string[], name: string): boolean {
+  const at = args.indexOf(name);
+  if (at >= 0) args.splice(at, 1);
+  return at >= 0;
+}
+
+/** Commands that read a store refuse a data dir without one (rather than create an empty store). */
+function requireStore(dataDir: string): void {
+  if (!existsSync(join(dataDir, 'data.mdb'))) throw new Error(`there is no store in ${resolve(dataDir)} (KEYWARD_DATA_DIR / --data-dir)`);
 }
 
 function print(value: unknown): void {
@@ -167,6 +188,61 @@ export async function main(argv: string[]): Promise<number> {
     }
     print({ rootKeyId: id, revoked: true });
     return 0;
+  }
+  if (group === 'backup') {
+    const [target, ...more] = action === undefined ? [] : [action, ...args];
+    if (target === undefined || target.startsWith('-')) throw new UsageError('backup needs <dir>, the directory to write the backup to');
+    noMoreArguments(more);
+    const config = loadConfig();
+    requireStore(config.dataDir);
+    native.open(config.dataDir, false, 0, config.initialMapBytes, config.writeMap);
+    try {
+      const cluster = config.postgresUrl !== undefined;
+      const manifest = takeBackup(target, { dataDir: config.dataDir, cluster, ...(cluster ? { nodeId: config.nodeId } : {}) });
+      print({ backup: resolve(target), ...manifest });
+      if (cluster) process.stderr.write(`keyward: cluster mode: this is node ${config.nodeId}'s replica; the cluster's own state is in PostgreSQL (back it up with pg_dump)\n`);
+    } finally {
+      native.close();
+    }
+    return 0;
+  }
+  if (group === 'restore') {
+    const operands = action === undefined ? [] : [action, ...args];
+    const force = takeFlag(operands, '--force');
+    const [backup, ...more] = operands;
+    if (backup === undefined || backup.startsWith('-')) throw new UsageError('restore needs <backup>, a directory keyward backup wrote');
+    noMoreArguments(more);
+    const config = loadConfig();
+    const manifest = restoreBackup(backup, config.dataDir, force);
+    native.open(config.dataDir, false, 0, config.initialMapBytes, config.writeMap);
+    try {
+      const records = checkRecords(0);
+      if (records.problems.length > 0) throw new Error(`the restored store does not check out: ${records.problems.join('; ')}`);
+      print({ restored: resolve(config.dataDir), from: resolve(backup), createdAt: manifest.createdAt, lastTxnId: manifest.lastTxnId, records: records.records });
+    } finally {
+      native.close();
+    }
+    return 0;
+  }
+  if (group === 'check') {
+    if (action !== undefined) throw new UsageError(`unexpected argument '${action}' for check`);
+    const config = loadConfig();
+    requireStore(config.dataDir);
+    const started = performance.now();
+    const pages = checkPages(config.dataDir, 0);
+    let records: RecordsReport | undefined;
+    if (pages.problems.length === 0) {
+      native.open(config.dataDir, false, 0, config.initialMapBytes, config.writeMap);
+      try {
+        records = checkRecords(0);
+      } finally {
+        native.close();
+      }
+    }
+    const problems = [...pages.problems, ...(records?.problems ?? [])];
+    print({ dataDir: resolve(config.dataDir), ok: problems.length === 0, txnId: pages.txnId, usedBytes: pages.usedBytes, pages: pages.pages, tables: Object.fromEntries(pages.tables), records: records?.records ?? null, seconds: Number(((performance.now() - started) / 1000).toFixed(3)), problems });
+    if (problems.length > 0) process.stderr.write(`keyward: the store in ${resolve(config.dataDir)} is damaged: restore the last backup (keyward restore <backup> --data-dir ${config.dataDir} --force)\n`);
+    return problems.length === 0 ? 0 : 1;
   }
   if (group === 'cluster' && action === 'seed') {
     noMoreArguments(args);

@@ -49,6 +49,8 @@ export interface Config {
   readonly clusterLeaseTtlMs: number;
   /** KEYWARD_CLUSTER_LEASE_QUIET_MS: a lease nothing was spent from for this long goes back (the key went quiet on this node). */
   readonly clusterLeaseQuietMs: number;
+  /** KEYWARD_START_CHECK_MS: the integrity check before serving walks the store for at most this long (0: no check). */
+  readonly startCheckMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -148,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clusterCreditsOfflineAllowance: int(env, 'KEYWARD_CLUSTER_CREDITS_OFFLINE_ALLOWANCE', 100, 0, Number.MAX_SAFE_INTEGER),
     clusterLeaseTtlMs: int(env, 'KEYWARD_CLUSTER_LEASE_TTL_MS', 60_000, 5_000, 86_400_000),
     clusterLeaseQuietMs: int(env, 'KEYWARD_CLUSTER_LEASE_QUIET_MS', 60_000, 1_000, 86_400_000),
+    startCheckMs: int(env, 'KEYWARD_START_CHECK_MS', 2_000, 0, 3_600_000),
   });
 }
 

@@ -1,5 +1,7 @@
 // keyward serve: config → open store → bootstrap → serve on KEYWARD_THREADS threads.
 // SIGTERM/SIGINT: stop accepting, finish in-flight requests, sync and close the store, exit 0.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
@@ -11,6 +13,7 @@ import { createLogger, type Logger } from './log.js';
 import { newMetrics, openStore, serveThread, startCluster, threadServices } from './serve.js';
 import { startHeartbeat } from './cluster/node.js';
 import { startWindowSweeper } from './store/sweeper.js';
+import { checkPages, checkRecords } from './store/integrity.js';
 import { deletedApiIds } from './store/apis.js';
 import { direct } from './store/db.js';
 import { pendingUnlinkings } from './store/cascades.js';
@@ -25,13 +28,15 @@ interface WorkerInit {
   metrics: SharedArrayBuffer;
   /** This serving thread's index (1 … threads − 1; the main thread is 0). */
   thread: number;
+  /** The process's soft limit of open descriptors (raised by the main thread). */
+  descriptorsLimit: number;
 }
 
 async function runWorker(init: WorkerInit): Promise<void> {
   openStore(init.config);
   const thread = threadServices(init.config, createLogger(init.config.logLevel), true);
   await startCluster(thread.cluster);
-  const server = await serveThread(init.config, newMetrics(init.config.threads, init.metrics, init.thread), thread);
+  const server = await serveThread(init.config, newMetrics(init.config.threads, init.metrics, init.thread), thread, init.descriptorsLimit);
   parentPort?.postMessage({ listening: server.port });
   parentPort?.on('message', (msg: unknown) => {
     if (msg === 'drain') void server.drain(DRAIN_TIMEOUT_MS).then(() => parentPort?.postMessage('drained'));
@@ -65,14 +70,30 @@ function warmStore(log: Logger): void {
   else log.info('store in memory', fields);
 }
 
+/** A damaged store is never served: the start stops here, naming what is wrong and the way back. */
+function refuseDamage(dataDir: string, problems: readonly string[]): void {
+  if (problems.length === 0) return;
+  throw new Error(
+    `the store in ${dataDir} is damaged, so keyward will not serve it:\n  - ${problems.join('\n  - ')}\n` +
+      `Restore the last backup (keyward restore <backup> --data-dir ${dataDir} --force; docs/operations.md), and see \`keyward check --data-dir ${dataDir}\` for the whole report.`,
+  );
+}
+
 export async function runServer(config: Config): Promise<void> {
   await assertPortFree(config.host, config.port);
   const log = createLogger(config.logLevel);
+  // Every client connection holds a descriptor: as many as the system lets this process have.
+  const [descriptorsLimit, descriptorsHard] = native.raiseFileLimit();
+  log.info(`descriptors: soft limit raised to ${descriptorsLimit} (hard ${descriptorsHard})`, { soft: descriptorsLimit, hard: descriptorsHard });
+  // A data dir with no store yet (or that is no directory, which openStore reports) has nothing to check.
+  const hasStore = existsSync(join(config.dataDir, 'data.mdb'));
+  if (config.startCheckMs > 0 && hasStore) refuseDamage(config.dataDir, checkPages(config.dataDir, config.startCheckMs / 2).problems);
   try {
     openStore(config);
   } catch (err) {
     throw new Error(`the data dir ${config.dataDir} (KEYWARD_DATA_DIR) cannot be used: ${(err as Error).message}`);
   }
+  if (config.startCheckMs > 0 && hasStore) refuseDamage(config.dataDir, checkRecords(config.startCheckMs / 2).problems);
   const thread = threadServices(config, log, true);
   const { services, cluster } = thread;
   try {
@@ -100,14 +121,14 @@ export async function runServer(config: Config): Promise<void> {
   }
   warmStore(log);
   const metrics = newMetrics(config.threads);
-  const server = await serveThread(config, metrics, thread);
+  const server = await serveThread(config, metrics, thread, descriptorsLimit);
   const stopHeartbeat = cluster === undefined ? () => undefined : startHeartbeat(cluster, config.nodeId, config.clusterLogKeep, config.clusterLeaseTtlMs);
   const stopSweeper = startWindowSweeper(SWEEP_INTERVAL_MS, services.gate, log);
   for (const apiId of deletedApiIds()) void services.jobs.purgeApi(apiId);
   for (const unlinking of pendingUnlinkings()) void services.jobs.unlink(unlinking);
   const workers: Worker[] = [];
   for (let i = 1; i < config.threads; i++) {
-    const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { config, metrics: metrics.buffer, thread: i } satisfies WorkerInit });
+    const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { config, metrics: metrics.buffer, thread: i, descriptorsLimit } satisfies WorkerInit });
     await new Promise<void>((resolve, reject) => {
       worker.once('message', () => resolve());
       worker.once('error', reject);

@@ -40,6 +40,7 @@ mod verified;
 mod verify;
 mod window;
 mod counterlog;
+mod check;
 
 use std::ffi::CStr;
 
@@ -78,6 +79,9 @@ exports! {
     c"requestId" => api::store::request_id,
     c"sha256Base64" => api::store::sha256_base64,
     c"fillRandom" => api::store::fill_random,
+    c"checkStore" => api::store::check_store,
+    c"backup" => api::store::backup,
+    c"raiseFileLimit" => api::store::raise_file_limit,
     c"creditsGet" => api::credits::credits_get,
     c"creditsSet" => api::credits::credits_set,
     c"creditsDelete" => api::credits::credits_delete,

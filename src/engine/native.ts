@@ -164,6 +164,15 @@ export interface NativeModule {
   sha256Base64(input: StoreKey): string;
   /** Fills `target` with cryptographically secure random bytes (the kernel's CSPRNG). */
   fillRandom(target: Uint8Array): void;
+  /**
+   * The integrity of the data file in `dir`, walked page by page without LMDB (so a damaged
+   * page is reported, not an abort): a JSON `StoreCheck`. budgetMs 0: the whole store.
+   */
+  checkStore(dir: string, budgetMs: number): string;
+  /** A compacted copy of the open store into the empty directory `dir` (writers go on); the last transaction id before it began. */
+  backup(dir: string): number;
+  /** Raises the process's soft limit of open descriptors to its hard limit (best effort): the limits in force then. */
+  raiseFileLimit(): [soft: number, hard: number];
   /** Ends the process at once with `code`, skipping Node's teardown (see src/main.ts stop). */
   exitProcess(code: number): never;
   /** Panics inside the boundary: proves a panic becomes a NATIVE_PANIC exception. */
@@ -177,7 +186,7 @@ const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
   creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true, windowsDrain: true, windowsTake: true, windowsLearn: true, windowsRelease: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,
   batchBegin: true, batchCommit: true, setVerifyCache: true, requestId: true, sha256Base64: true, fillRandom: true,
-  exitProcess: true, _panicForTest: true,
+  raiseFileLimit: true, checkStore: true, backup: true, exitProcess: true, _panicForTest: true,
 };
 
 export const EXPORT_NAMES = Object.keys(EXPORTS) as readonly (keyof NativeModule)[];

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use super::args::{bool_arg, buffer_arg, buffer_mut_arg, bytes_arg, int_arg, number_arg, optional_bool_arg, table_arg, with_string_bytes, KEY_STACK};
 use super::{bad, Error};
+use crate::check;
 use crate::counterlog;
 use crate::hash;
 use crate::meta;
@@ -41,8 +42,34 @@ pub fn open(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
     })?;
     opened.ok_or_else(|| bad("dir must be a string"))??;
     migrate::run()?;
+    check::mark_tables()?;
     counterlog::load()?;
     Ok(env.undefined()?)
+}
+
+/// checkStore(dir: string, budgetMs: number): string — the integrity of the data file in
+/// `dir`, walked without LMDB (check.rs), as JSON; budgetMs 0: no limit.
+pub fn check_store(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
+    let budget_ms = number_arg(env, args[1], "budgetMs")?;
+    let budget = (budget_ms > 0.0).then(|| std::time::Duration::from_secs_f64(budget_ms.min(1e9) / 1000.0));
+    let expected: Vec<&str> = Table::ALL.iter().map(|t| t.name()).collect();
+    let report = with_string_bytes(env, args[0], |dir| match std::str::from_utf8(dir) {
+        Ok(dir) if !dir.is_empty() => Ok(check::check_dir(Path::new(dir), &expected, budget)),
+        _ => Err(bad("dir must be a non-empty path")),
+    })?
+    .ok_or_else(|| bad("dir must be a string"))??;
+    Ok(env.string_from_utf8(&report.json())?)
+}
+
+/// backup(dir: string): number — a compacted copy of the open store into the empty directory
+/// `dir` (store::backup); the last transaction id before it began.
+pub fn backup(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let txn = with_string_bytes(env, args[0], |dir| match std::str::from_utf8(dir) {
+        Ok(dir) if !dir.is_empty() => store::backup(Path::new(dir)).map_err(Error::from),
+        _ => Err(bad("dir must be a non-empty path")),
+    })?
+    .ok_or_else(|| bad("dir must be a string"))??;
+    Ok(env.double(txn as f64)?)
 }
 
 /// close(): void
@@ -248,4 +275,15 @@ pub fn fill_random(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error
     let target = buffer_mut_arg(env, args[0], "target")?;
     crate::random::fill(target).map_err(|e| Error::Store(StoreError::Os(format!("random bytes: {e}"))))?;
     Ok(env.undefined()?)
+}
+
+/// raiseFileLimit(): [soft, hard] — raises the process's soft limit of open descriptors to its
+/// hard limit (best effort) and returns the limits in force; throws STORE_IO when they cannot
+/// be read.
+pub fn raise_file_limit(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    let (soft, hard) = crate::ffi::os::raise_file_limit().map_err(|e| Error::Store(StoreError::Os(format!("descriptor limit: {e}"))))?;
+    let out = env.array(2)?;
+    env.set_element(out, 0, env.double(soft as f64)?)?;
+    env.set_element(out, 1, env.double(hard as f64)?)?;
+    Ok(out)
 }

@@ -143,6 +143,15 @@ impl Env {
         EnvInfo { map_bytes: info.me_mapsize, last_pgno: info.me_last_pgno, last_txn_id: info.me_last_txnid }
     }
 
+    /// A compacted copy of the environment's data file into the empty directory `dir`, taken
+    /// in a read transaction of its own (mdb_env_copy2 with MDB_CP_COMPACT): writers go on.
+    pub fn copy_compact(&self, dir: &Path) -> Result<(), c_int> {
+        use std::os::unix::ffi::OsStrExt;
+        let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| libc::EINVAL)?;
+        // SAFETY: the env is open (owned); the path is a NUL-terminated string that outlives the call.
+        check(unsafe { sys::mdb_env_copy2(self.raw(), path.as_ptr(), sys::MDB_CP_COMPACT) })
+    }
+
     /// The page size (mdb_env_stat).
     pub fn page_size(&self) -> Result<usize, c_int> {
         let mut st = sys::MDB_stat { ms_psize: 0, ms_depth: 0, ms_branch_pages: 0, ms_leaf_pages: 0, ms_overflow_pages: 0, ms_entries: 0 };

@@ -193,6 +193,20 @@ pub fn sync() -> Result<()> {
     with_read(|store, _| store.sync_env())
 }
 
+/// Copies the open store, compacted, into the empty directory `to` (its `data.mdb`) while
+/// other threads and processes go on writing; the last transaction id before the copy began
+/// (the copy holds that commit, or a later one).
+pub fn backup(to: &Path) -> Result<u64> {
+    if in_transaction() {
+        return Err(StoreError::NestedTxn("backup"));
+    }
+    let guard = super::env::read_guard();
+    let store = guard.as_ref().ok_or(StoreError::Closed)?;
+    let before = store.info().last_txn_id as u64;
+    store.env.copy_compact(to).map_err(lmdb_failed("mdb_env_copy2"))?;
+    Ok(before)
+}
+
 pub fn stats() -> Result<Stats> {
     with_read(|store, txn| {
         let info = store.info();

@@ -41,7 +41,7 @@ pub use env::{commit_mark, last_generation};
 pub use epoch::{note_records_change, records_epoch, records_mark, uncommitted_record_change};
 pub use error::StoreError;
 pub use hook::{set_commit_hook, CommitHook, Committed};
-pub use lifecycle::{close, open, stats, sync, OpenOptions};
+pub use lifecycle::{backup, close, open, stats, sync, OpenOptions};
 pub use page_cache::warm;
 pub use table::Table;
 pub use view::{get, range, view, View, MAX_KEY_BYTES};

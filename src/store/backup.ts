@@ -1,0 +1,138 @@
+// Backups of a live store and their restore (docs/operations.md, "Backup and restore").
+//
+// A backup is a directory: `data.mdb`, LMDB's compacted copy of the store taken in one read
+// transaction (so it is one commit's consistent state, while the server goes on writing),
+// and `manifest.json` (what it is, when, which commit, its size and SHA-256). It is written
+// under a temporary name, checked (its pages walked, as at start-up), made durable and only
+// then renamed to its name: a backup directory that exists is complete.
+//
+// A plain file copy of a live store is not a backup: LMDB rewrites pages in place while the
+// copy reads them, and such copies open as corrupt or, worse, open with records missing.
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, copyFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { basename, dirname, join, resolve } from 'node:path';
+import { native } from '../engine/native.js';
+import { checkPages } from './integrity.js';
+
+export const MANIFEST = 'manifest.json';
+const DATA = 'data.mdb';
+const FORMAT = 'keyward-backup';
+const VERSION = 1;
+
+export interface Manifest {
+  readonly format: typeof FORMAT;
+  readonly version: number;
+  readonly createdAt: string;
+  /** The store's format: LMDB 0.9's data file, its page size and the tables it holds. */
+  readonly store: { readonly lmdbDataVersion: 1; readonly pageSize: number; readonly tables: readonly [string, number][] };
+  /** The last commit of the live store before the copy began: the copy holds it (or a later one). */
+  readonly lastTxnId: number;
+  readonly bytes: number;
+  readonly sha256: string;
+  readonly source: { readonly dataDir: string; readonly cluster: boolean; readonly nodeId?: string };
+}
+
+export class BackupError extends Error {}
+
+function sha256File(path: string): string {
+  const hash = createHash('sha256');
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0; ) hash.update(buf.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
+}
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const isEmptyDir = (dir: string): boolean => readdirSync(dir).length === 0;
+
+/**
+ * Backs up the open store into `target` (which must not exist, or be an empty directory).
+ * `source`: where it came from (a cluster node's replica says so).
+ */
+export function takeBackup(target: string, source: Manifest['source']): Manifest {
+  const to = resolve(target);
+  if (existsSync(to) && !(statSync(to).isDirectory() && isEmptyDir(to))) throw new BackupError(`${to} already exists and is not an empty directory: back up into a new one`);
+  mkdirSync(dirname(to), { recursive: true });
+  const partial = join(dirname(to), `.${basename(to)}.partial-${process.pid}`);
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial);
+  try {
+    const lastTxnId = native.backup(partial);
+    const data = join(partial, DATA);
+    fsyncPath(data);
+    const pages = checkPages(partial, 0);
+    if (pages.problems.length > 0) throw new BackupError(`the copy does not check out: ${pages.problems.join('; ')}`);
+    const manifest: Manifest = {
+      format: FORMAT,
+      version: VERSION,
+      createdAt: new Date().toISOString(),
+      store: { lmdbDataVersion: 1, pageSize: pages.pageSize, tables: pages.tables },
+      lastTxnId,
+      bytes: statSync(data).size,
+      sha256: sha256File(data),
+      source,
+    };
+    writeFileSync(join(partial, MANIFEST), JSON.stringify(manifest, null, 2) + '\n');
+    fsyncPath(join(partial, MANIFEST));
+    fsyncPath(partial);
+    if (existsSync(to)) rmSync(to, { recursive: true });
+    renameSync(partial, to);
+    fsyncPath(dirname(to));
+    return manifest;
+  } catch (err) {
+    rmSync(partial, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** The manifest of the backup in `dir`, once its data file matches it (size, SHA-256) and its pages check out. */
+export function verifyBackup(dir: string): Manifest {
+  const from = resolve(dir);
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(readFileSync(join(from, MANIFEST), 'utf8')) as Manifest;
+  } catch (err) {
+    throw new BackupError(`${from} is not a keyward backup: ${MANIFEST} cannot be read (${(err as Error).message})`);
+  }
+  if (manifest.format !== FORMAT || manifest.version !== VERSION) throw new BackupError(`${from}: ${MANIFEST} is not a keyward backup manifest of version ${VERSION}`);
+  const data = join(from, DATA);
+  if (!existsSync(data)) throw new BackupError(`${from} has no ${DATA}: the backup is incomplete`);
+  const bytes = statSync(data).size;
+  if (bytes !== manifest.bytes) throw new BackupError(`${from}: ${DATA} is ${bytes} bytes, the manifest says ${manifest.bytes}: the backup is damaged`);
+  if (sha256File(data) !== manifest.sha256) throw new BackupError(`${from}: the SHA-256 of ${DATA} differs from the manifest's: the backup is damaged`);
+  const pages = checkPages(from, 0);
+  if (pages.problems.length > 0) throw new BackupError(`${from}: the backup's store does not check out: ${pages.problems.join('; ')}`);
+  return manifest;
+}
+
+/**
+ * Restores the backup in `backupDir` as the store of `dataDir`: refused when `dataDir` holds
+ * anything unless `force` (the server must be stopped: a running one keeps the old store
+ * open). The data file is copied under a temporary name, made durable, then renamed.
+ */
+export function restoreBackup(backupDir: string, dataDir: string, force: boolean): Manifest {
+  const manifest = verifyBackup(backupDir);
+  const to = resolve(dataDir);
+  if (existsSync(to) && !isEmptyDir(to) && !force) throw new BackupError(`${to} is not empty: restore into an empty data dir, or pass --force to replace the store there (stop the server first)`);
+  mkdirSync(to, { recursive: true });
+  const partial = join(to, `${DATA}.restoring`);
+  copyFileSync(join(resolve(backupDir), DATA), partial);
+  fsyncPath(partial);
+  // The lock file of the store replaced holds its readers; LMDB makes a new one.
+  rmSync(join(to, 'lock.mdb'), { force: true });
+  renameSync(partial, join(to, DATA));
+  fsyncPath(to);
+  return manifest;
+}

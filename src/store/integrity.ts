@@ -1,0 +1,150 @@
+// The store's integrity (docs/operations.md, "Integrity"), in two parts:
+//  - `checkPages`: the data file's pages and trees, walked without LMDB before the store is
+//    opened (native/src/check.rs), so a damaged page is a report rather than an abort inside
+//    LMDB;
+//  - `checkRecords`: on the open store, every record of the record tables decodes, and the
+//    records that name each other agree (a key's id and hash entries, its API, the API's
+//    workspace, root keys and their hashes, API listings). A reference found missing is read
+//    again before it counts, so records another process changes meanwhile are not damage.
+// `keyward serve` runs both within a time budget before it serves (a sample of a big store),
+// `keyward check` runs both in full.
+import { native } from '../engine/native.js';
+import type { Table } from '../engine/tables.js';
+import { decode } from './db.js';
+import type { ApiRecord, KeyRecord, RootKeyRecord } from './records.js';
+
+/** What native checkStore reports (native/src/check.rs Report). */
+export interface PagesReport {
+  /** No data file yet: a store not created. */
+  readonly empty: boolean;
+  /** Every page was walked (false: the budget ran out first). */
+  readonly complete: boolean;
+  /** No other process's commits moved the store on under the walk (else it may see pages reused meanwhile). */
+  readonly settled: boolean;
+  readonly pageSize: number;
+  readonly txnId: number;
+  readonly usedBytes: number;
+  readonly pages: number;
+  readonly tables: readonly [string, number][];
+  readonly problems: readonly string[];
+}
+
+export interface RecordsReport {
+  readonly records: number;
+  readonly complete: boolean;
+  readonly problems: readonly string[];
+}
+
+const MAX_PROBLEMS = 20;
+/** Walks of a store another process keeps writing, before its problems count. */
+const WALKS = 10;
+const PAGE = 1_000;
+
+/** The data file in `dir`, walked within `budgetMs` (0: in full). */
+export function checkPages(dir: string, budgetMs: number): PagesReport {
+  for (let walk = 1; ; walk++) {
+    const report = JSON.parse(native.checkStore(dir, budgetMs)) as PagesReport;
+    if (report.settled || report.problems.length === 0) return report;
+    if (walk >= WALKS) return { ...report, problems: [...report.problems, `the store kept changing during ${WALKS} walks (a server writing to it): check a backup of it instead (keyward backup, then keyward check --data-dir <backup>)`] };
+  }
+}
+
+type Check = (key: Buffer, value: Buffer) => string | undefined;
+
+const text = (b: Buffer | undefined): string | undefined => b?.toString('utf8');
+
+function record<T extends { id?: unknown }>(value: Buffer): T | undefined {
+  try {
+    const v = decode<T>(value);
+    return typeof v === 'object' && v !== null && typeof v.id === 'string' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A record that names something missing, unless it changed meanwhile (read again). */
+function missing(table: Table, key: Buffer, value: Buffer, what: string): string | undefined {
+  const now = native.get(table, key);
+  return now !== undefined && now.equals(value) ? what : undefined;
+}
+
+const decodes: Check = (key, value) => (record(value) === undefined ? `does not decode as a record` : undefined);
+
+/** Per table: what each of its entries must satisfy. */
+const CHECKS: readonly [Table, Check][] = [
+  ['workspaces', decodes],
+  ['permissions', decodes],
+  ['roles', decodes],
+  ['identities', decodes],
+  ['ratelimit_namespaces', decodes],
+  ['ratelimit_overrides', decodes],
+  [
+    'apis',
+    (key, value) => {
+      const api = record<ApiRecord>(value);
+      if (api === undefined) return 'does not decode as a record';
+      return native.get('workspaces', api.workspaceId) === undefined ? missing('apis', key, value, `names workspace ${api.workspaceId}, which is missing`) : undefined;
+    },
+  ],
+  [
+    'root_keys',
+    (key, value) => {
+      const rk = record<RootKeyRecord>(value);
+      if (rk === undefined) return 'does not decode as a record';
+      if (native.get('workspaces', rk.workspaceId) === undefined) return missing('root_keys', key, value, `names workspace ${rk.workspaceId}, which is missing`);
+      return text(native.get('root_key_hashes', rk.hash)) !== rk.id ? missing('root_keys', key, value, 'has no hash entry naming it') : undefined;
+    },
+  ],
+  ['root_key_hashes', (key, value) => (native.get('root_keys', value.toString('utf8')) === undefined ? missing('root_key_hashes', key, value, `names root key ${value.toString('utf8')}, which is missing`) : undefined)],
+  [
+    'keys',
+    (key, value) => {
+      const rec = native.get('key_records', value);
+      if (rec === undefined) return missing('keys', key, value, 'names a key record that is missing');
+      return record<KeyRecord>(rec)?.id !== key.toString('utf8') ? missing('keys', key, value, 'names a key record of another id') : undefined;
+    },
+  ],
+  [
+    'key_records',
+    (key, value) => {
+      const k = record<KeyRecord>(value);
+      if (k === undefined) return 'does not decode as a record';
+      if (!native.get('keys', k.id)?.equals(key)) return missing('key_records', key, value, `is key ${k.id}, whose id entry is missing or names another hash`);
+      if (native.get('apis', k.apiId) === undefined) return missing('key_records', key, value, `is key ${k.id} of API ${k.apiId}, which is missing`);
+      return native.get('api_keys', `${k.apiId}/${k.id}`) === undefined ? missing('key_records', key, value, `is key ${k.id}, missing from its API's listing`) : undefined;
+    },
+  ],
+  ['api_keys', (key, value) => (native.get('keys', value.toString('utf8')) === undefined ? missing('api_keys', key, value, `lists key ${value.toString('utf8')}, which is missing`) : undefined)],
+];
+
+const show = (key: Buffer): string => (/^[\x20-\x7e]*$/.test(key.toString('latin1')) ? key.toString('latin1') : key.toString('base64'));
+
+/**
+ * The records of the open store, each table for its share of `budgetMs` (0: all of them):
+ * a sample from the start of each table, or the whole store.
+ */
+export function checkRecords(budgetMs: number): RecordsReport {
+  const problems: string[] = [];
+  let records = 0;
+  let complete = true;
+  for (const [table, check] of CHECKS) {
+    const until = budgetMs > 0 ? performance.now() + budgetMs / CHECKS.length : Infinity;
+    let start: Buffer = Buffer.alloc(0);
+    for (;;) {
+      const flat = native.range(table, start, null, PAGE);
+      for (let i = 0; i + 1 < flat.length; i += 2) {
+        const [key, value] = [flat[i] as Buffer, flat[i + 1] as Buffer];
+        records++;
+        const problem = check(key, value);
+        if (problem !== undefined && problems.length < MAX_PROBLEMS) problems.push(`${table} ${show(key)}: ${problem}`);
+      }
+      if (flat.length < 2 * PAGE) break;
+      if (performance.now() >= until) {
+        complete = false;
+        break;
+      }
+      start = Buffer.concat([flat[flat.length - 2] as Buffer, Buffer.from([0])]);
+    }
+  }
+  return { records, complete, problems };
+}

@@ -1,0 +1,121 @@
+// Backups (docs/operations.md): `keyward backup` taken while 8 clients write restores to a
+// store holding every change acknowledged before the backup began; `keyward restore`
+// refuses a data dir that is not empty and a damaged backup.
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, cli, createApi, expectOk, startServer, stopAll, tempDir, type Server } from '../helpers/server.js';
+
+const CREDITS = 1_000_000;
+
+afterAll(stopAll);
+
+describe('keyward backup under write load, restored', () => {
+  let server: Server;
+  let apiId: string;
+  beforeAll(async () => {
+    server = await startServer();
+    apiId = await createApi(server);
+  });
+
+  it('10 backups taken while 8 clients create keys, spend credits and limit: each restores with every key and spend acknowledged before it began', async () => {
+    /** Keys acknowledged, in order, and the VALID verifications each got (a spend of 1). */
+    const keys: { keyId: string; key: string }[] = [];
+    const spent = new Map<string, number>();
+    let running = true;
+    const client = async (n: number): Promise<void> => {
+      for (let i = 0; running; i++) {
+        if (i % 3 === 0 || keys.length < 8) {
+          const r = await call(server, 'keys.createKey', { apiId, credits: { remaining: CREDITS } });
+          if (r.status === 200) keys.push(r.json.data as { keyId: string; key: string });
+        } else if (i % 3 === 1) {
+          const k = keys[(i * 7 + n) % keys.length] as { keyId: string; key: string };
+          const r = await call(server, 'keys.verifyKey', { key: k.key });
+          if (r.status === 200 && (r.json.data as { valid: boolean }).valid) spent.set(k.keyId, (spent.get(k.keyId) ?? 0) + 1);
+        } else {
+          await call(server, 'ratelimits.limit', { namespace: 'backup', identifier: `id-${n}-${i}`, limit: 10, duration: 60_000 });
+        }
+      }
+    };
+    const clients = Array.from({ length: 8 }, (_, n) => client(n));
+    const taken: { dir: string; keys: { keyId: string; key: string }[]; spent: Map<string, number> }[] = [];
+    try {
+      for (let b = 0; b < 10; b++) {
+        await new Promise((r) => setTimeout(r, 150));
+        // What was acknowledged before the backup began.
+        const before = { keys: [...keys], spent: new Map(spent) };
+        const dir = join(tempDir(), 'backup');
+        const res = await cli(['backup', dir], server.dataDir);
+        expect(res.code, res.stderr).toBe(0);
+        expect(res.json).toMatchObject({ backup: dir, format: 'keyward-backup', version: 1, bytes: expect.any(Number) as number, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) as string });
+        taken.push({ dir, ...before });
+      }
+    } finally {
+      running = false;
+      await Promise.all(clients);
+    }
+    for (const t of taken) {
+      const dataDir = tempDir();
+      const restored = await cli(['restore', t.dir], dataDir);
+      expect(restored.code, restored.stderr).toBe(0);
+      // restore checked the records; the last copy is checked in full too.
+      if (t === taken.at(-1)) expect((await cli(['check'], dataDir)).json).toMatchObject({ ok: true, problems: [] });
+      const copy = await startServer({ dataDir, rootKey: server.rootKey });
+      // The keys acknowledged last before the backup (the ones a careless copy loses), and the most spent.
+      const spentMost = [...t.spent.entries()].sort((a, b) => b[1] - a[1]).slice(0, 30).map(([keyId]) => ({ keyId }));
+      for (const k of [...t.keys.slice(-30), ...spentMost]) {
+        const got = expectOk(await call(copy, 'keys.getKey', { keyId: k.keyId })) as { credits: { remaining: number } };
+        // Every acknowledged spend is in the copy; spends in flight at the backup may be too.
+        expect(got.credits.remaining).toBeLessThanOrEqual(CREDITS - (t.spent.get(k.keyId) ?? 0));
+      }
+      await copy.stop();
+    }
+    expect(taken.at(-1)?.keys.length).toBeGreaterThan(20);
+  }, 120_000);
+});
+
+describe('keyward restore refuses', () => {
+  let backup: string;
+  beforeAll(async () => {
+    const server = await startServer();
+    await createApi(server);
+    backup = join(tempDir(), 'b');
+    expect((await cli(['backup', backup], server.dataDir)).code).toBe(0);
+  });
+
+  it('a data dir that is not empty, unless --force', async () => {
+    const dataDir = tempDir();
+    writeFileSync(join(dataDir, 'something'), 'x');
+    const res = await cli(['restore', backup], dataDir);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('is not empty');
+    expect(existsSync(join(dataDir, 'data.mdb'))).toBe(false);
+    const forced = await cli(['restore', backup, '--force'], dataDir);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect((await cli(['check'], dataDir)).code).toBe(0);
+  });
+
+  it('a backup whose data file was damaged, or that has no manifest', async () => {
+    const damaged = join(tempDir(), 'damaged');
+    expect((await cli(['restore', backup], damaged)).code).toBe(0); // a copy to damage…
+    const copy = join(tempDir(), 'copy');
+    expect((await cli(['backup', copy], damaged)).code).toBe(0);
+    appendFileSync(join(copy, 'data.mdb'), Buffer.alloc(4096, 1));
+    const res = await cli(['restore', copy], tempDir());
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(/the backup is damaged/);
+    writeFileSync(join(copy, 'manifest.json'), readFileSync(join(copy, 'manifest.json'), 'utf8').replace(/"sha256": "[0-9a-f]+"/, '"sha256": "00"'));
+    expect((await cli(['restore', copy], tempDir())).stderr).toMatch(/damaged/);
+    const bare = tempDir();
+    const none = await cli(['restore', bare], tempDir());
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('is not a keyward backup');
+  });
+
+  it('a backup into a directory that is not empty', async () => {
+    const server = await startServer();
+    const res = await cli(['backup', server.dataDir], server.dataDir);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('not an empty directory');
+  });
+});
