@@ -11,9 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-/** What `meta` holds in every opened store: the mark of current sids (native/src/migrate.rs)
- * and the records epoch its writing bumped. */
-const META_ENTRIES = 2;
+/** What `meta` holds in every opened store: the mark of current sids (native/src/migrate.rs),
+ * the records epoch its writing bumped, and the tables the store has (native/src/check.rs). */
+const META_ENTRIES = 3;
 
 type Key = string | Buffer;
 
