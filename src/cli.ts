@@ -13,10 +13,9 @@ import { migrate } from './cluster/schema.js';
 import { seedCluster } from './cluster/seed.js';
 import { createLogger } from './log.js';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { restoreBackup, takeBackup } from './store/backup.js';
-import { checkPages, checkRecords, type RecordsReport } from './store/integrity.js';
+import { checkPages, checkRecords, hasStore, type RecordsReport } from './store/integrity.js';
 import { fileURLToPath } from 'node:url';
 
 const USAGE = `usage: keyward <command> [--data-dir DIR]
@@ -80,7 +79,7 @@ function takeFlag(args: string[], name: string): boolean {
 
 /** Commands that read a store refuse a data dir without one (rather than create an empty store). */
 function requireStore(dataDir: string): void {
-  if (!existsSync(join(dataDir, 'data.mdb'))) throw new Error(`there is no store in ${resolve(dataDir)} (KEYWARD_DATA_DIR / --data-dir)`);
+  if (!hasStore(dataDir)) throw new Error(`there is no store in ${resolve(dataDir)} (KEYWARD_DATA_DIR / --data-dir)`);
 }
 
 function print(value: unknown): void {

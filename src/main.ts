@@ -1,7 +1,5 @@
 // keyward serve: config → open store → bootstrap → serve on KEYWARD_THREADS threads.
 // SIGTERM/SIGINT: stop accepting, finish in-flight requests, sync and close the store, exit 0.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
@@ -13,7 +11,7 @@ import { createLogger, type Logger } from './log.js';
 import { newMetrics, openStore, serveThread, startCluster, threadServices } from './serve.js';
 import { startHeartbeat } from './cluster/node.js';
 import { startWindowSweeper } from './store/sweeper.js';
-import { checkPages, checkRecords } from './store/integrity.js';
+import { checkPages, checkRecords, hasStore } from './store/integrity.js';
 import { deletedApiIds } from './store/apis.js';
 import { direct } from './store/db.js';
 import { pendingUnlinkings } from './store/cascades.js';
@@ -86,14 +84,14 @@ export async function runServer(config: Config): Promise<void> {
   const [descriptorsLimit, descriptorsHard] = native.raiseFileLimit();
   log.info(`descriptors: soft limit raised to ${descriptorsLimit} (hard ${descriptorsHard})`, { soft: descriptorsLimit, hard: descriptorsHard });
   // A data dir with no store yet (or that is no directory, which openStore reports) has nothing to check.
-  const hasStore = existsSync(join(config.dataDir, 'data.mdb'));
-  if (config.startCheckMs > 0 && hasStore) refuseDamage(config.dataDir, checkPages(config.dataDir, config.startCheckMs / 2).problems);
+  const checked = config.startCheckMs > 0 && hasStore(config.dataDir);
+  if (checked) refuseDamage(config.dataDir, checkPages(config.dataDir, config.startCheckMs / 2).problems);
   try {
     openStore(config);
   } catch (err) {
     throw new Error(`the data dir ${config.dataDir} (KEYWARD_DATA_DIR) cannot be used: ${(err as Error).message}`);
   }
-  if (config.startCheckMs > 0 && hasStore) refuseDamage(config.dataDir, checkRecords(config.startCheckMs / 2).problems);
+  if (checked) refuseDamage(config.dataDir, checkRecords(config.startCheckMs / 2).problems);
   const thread = threadServices(config, log, true);
   const { services, cluster } = thread;
   try {

@@ -12,10 +12,9 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rea
 import { createHash } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { native } from '../engine/native.js';
-import { checkPages } from './integrity.js';
+import { checkPages, DATA_FILE as DATA } from './integrity.js';
 
 export const MANIFEST = 'manifest.json';
-const DATA = 'data.mdb';
 const FORMAT = 'keyward-backup';
 const VERSION = 1;
 

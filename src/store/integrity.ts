@@ -8,10 +8,20 @@
 //    again before it counts, so records another process changes meanwhile are not damage.
 // `keyward serve` runs both within a time budget before it serves (a sample of a big store),
 // `keyward check` runs both in full.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { native } from '../engine/native.js';
 import type { Table } from '../engine/tables.js';
 import { decode } from './db.js';
 import type { ApiRecord, KeyRecord, RootKeyRecord } from './records.js';
+
+/** The store's data file in its data dir (LMDB's name for it). */
+export const DATA_FILE = 'data.mdb';
+
+/** Whether `dataDir` holds a store (a data dir without one has nothing to check or copy). */
+export function hasStore(dataDir: string): boolean {
+  return existsSync(join(dataDir, DATA_FILE));
+}
 
 /** What native checkStore reports (native/src/check.rs Report). */
 export interface PagesReport {
