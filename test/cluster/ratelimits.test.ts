@@ -86,7 +86,8 @@ describe('rate limits on three nodes through Redis', () => {
       { namespace: 'wide', identifier, limit: 100, duration: 10_000 },
       { namespace: 'narrow', identifier, limit: 50, duration: 10_000 },
     ];
-    await withinOneBucket(6_000);
+    // Both runs and the wait between them (2.5 s) stay in one bucket, also on a loaded machine.
+    await withinOneBucket(9_000);
     const answers = await spread('ratelimits.multiLimit', () => items, 1_200);
     const passed = passedOf(answers, 'passed');
     expect(passed).toBeGreaterThanOrEqual(48);
