@@ -4,6 +4,8 @@
 import { hostname } from 'node:os';
 
 /** KEYWARD_MAP_BYTES when unset: the initial LMDB map size (it grows as needed). */
+/** KEYWARD_START_CHECK_MS's default: the start-up integrity check's budget. */
+export const DEFAULT_START_CHECK_MS = 2_000;
 export const DEFAULT_MAP_BYTES = 256 * 1024 * 1024;
 
 export type Durability = 'process' | 'disk';
@@ -150,7 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clusterCreditsOfflineAllowance: int(env, 'KEYWARD_CLUSTER_CREDITS_OFFLINE_ALLOWANCE', 100, 0, Number.MAX_SAFE_INTEGER),
     clusterLeaseTtlMs: int(env, 'KEYWARD_CLUSTER_LEASE_TTL_MS', 60_000, 5_000, 86_400_000),
     clusterLeaseQuietMs: int(env, 'KEYWARD_CLUSTER_LEASE_QUIET_MS', 60_000, 1_000, 86_400_000),
-    startCheckMs: int(env, 'KEYWARD_START_CHECK_MS', 2_000, 0, 3_600_000),
+    startCheckMs: int(env, 'KEYWARD_START_CHECK_MS', DEFAULT_START_CHECK_MS, 0, 3_600_000),
   });
 }
 

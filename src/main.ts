@@ -91,6 +91,8 @@ export async function runServer(config: Config): Promise<void> {
   } catch (err) {
     throw new Error(`the data dir ${config.dataDir} (KEYWARD_DATA_DIR) cannot be used: ${(err as Error).message}`);
   }
+  // The store in memory first: the record check reads it, and it would fault a page at a time.
+  warmStore(log);
   if (checked) refuseDamage(config.dataDir, checkRecords(config.startCheckMs / 2).problems);
   const thread = threadServices(config, log, true);
   const { services, cluster } = thread;
@@ -117,7 +119,6 @@ export async function runServer(config: Config): Promise<void> {
       process.stdout.write(`keyward: root key for workspace ${boot.workspaceId} (shown once, store it now): ${boot.generatedKey}\n`);
     }
   }
-  warmStore(log);
   const metrics = newMetrics(config.threads);
   const server = await serveThread(config, metrics, thread, descriptorsLimit);
   const stopHeartbeat = cluster === undefined ? () => undefined : startHeartbeat(cluster, config.nodeId, config.clusterLogKeep, config.clusterLeaseTtlMs);

@@ -70,6 +70,7 @@ exports! {
     c"put" => api::store::put,
     c"del" => api::store::del,
     c"range" => api::store::range,
+    c"rangePacked" => api::store::range_packed,
     c"transaction" => api::store::transaction,
     c"dryRun" => api::store::dry_run,
     c"sync" => api::store::sync,

@@ -70,6 +70,8 @@ export interface NativeModule {
   del(table: Table, key: StoreKey): boolean;
   /** Ascending `start <= key < end`, at most `limit`, flat `[k0, v0, k1, v1, …]`. */
   range(table: Table, start: StoreKey, end: StoreKey | null, limit: number): Buffer[];
+  /** What `range` finds in one Buffer, per entry `[u32 LE key length][key][u32 LE value length][value]` (whole-table walks). */
+  rangePacked(table: Table, start: StoreKey, end: StoreKey | null, limit: number): Buffer;
   transaction<T>(fn: () => T): T;
   /**
    * Runs fn as `transaction` does, but never commits: fn's value, and what it wrote (record
@@ -181,7 +183,7 @@ export interface NativeModule {
 
 /** Every member of NativeModule, once: the compiler refuses a missing or an extra one. */
 const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
-  open: true, close: true, tables: true, get: true, put: true, del: true, range: true, transaction: true, dryRun: true,
+  open: true, close: true, tables: true, get: true, put: true, del: true, range: true, rangePacked: true, transaction: true, dryRun: true,
   sync: true, stats: true, warm: true, rootKeysVersion: true, creditsGet: true, creditsSet: true, creditsDelete: true,
   creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true, windowsDrain: true, windowsTake: true, windowsLearn: true, windowsRelease: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,

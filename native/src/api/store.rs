@@ -109,9 +109,12 @@ pub fn del(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
     Ok(env.boolean(existed)?)
 }
 
-/// range(table, start, end | null, limit): Buffer[] — flat [k0, v0, k1, v1, …],
-/// start <= key < end, ascending, at most `limit` entries. An empty start means "first key".
-pub fn range(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
+/// The arguments of range / rangePacked, `(table, start, end | null, limit)`, handed to `f`.
+fn with_range_args<T>(
+    env: Env,
+    args: &[napi_value; 4],
+    f: impl FnOnce(Table, &[u8], Option<&[u8]>, usize) -> Result<T, Error>,
+) -> Result<T, Error> {
     let table = table_arg(env, args[0])?;
     let mut start_stack = [0u8; KEY_STACK];
     let start = bytes_arg(env, args[1], &mut start_stack, "start")?;
@@ -126,15 +129,40 @@ pub fn range(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
     } else {
         limit as usize
     };
-    let out = env.array(0)?;
-    let mut index = 0u32;
-    store::range(table, start, end, limit, |k, v| {
-        env.set_element(out, index, env.buffer_copy(k)?)?;
-        env.set_element(out, index + 1, env.buffer_copy(v)?)?;
-        index += 2;
-        Ok::<_, Error>(())
-    })?;
-    Ok(out)
+    f(table, start, end, limit)
+}
+
+/// range(table, start, end | null, limit): Buffer[] — flat [k0, v0, k1, v1, …],
+/// start <= key < end, ascending, at most `limit` entries. An empty start means "first key".
+pub fn range(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
+    with_range_args(env, args, |table, start, end, limit| {
+        let out = env.array(0)?;
+        let mut index = 0u32;
+        store::range(table, start, end, limit, |k, v| {
+            env.set_element(out, index, env.buffer_copy(k)?)?;
+            env.set_element(out, index + 1, env.buffer_copy(v)?)?;
+            index += 2;
+            Ok::<_, Error>(())
+        })?;
+        Ok(out)
+    })
+}
+
+/// rangePacked(table, start, end | null, limit): Buffer — what `range` finds, in one Buffer:
+/// per entry `[u32 LE key length][key][u32 LE value length][value]`, for walks over whole
+/// tables (keyward check), where a Buffer per key and value costs more than the walk.
+pub fn range_packed(env: Env, args: &[napi_value; 4]) -> Result<napi_value, Error> {
+    with_range_args(env, args, |table, start, end, limit| {
+        let mut packed = Vec::new();
+        store::range(table, start, end, limit, |k, v| {
+            for part in [k, v] {
+                packed.extend_from_slice(&(part.len() as u32).to_le_bytes());
+                packed.extend_from_slice(part);
+            }
+            Ok::<_, Error>(())
+        })?;
+        Ok(env.buffer_copy(&packed)?)
+    })
 }
 
 /// transaction(fn: () => T): T — see `store::transaction`: fn may be re-run after the map

@@ -1,0 +1,75 @@
+// How long the integrity check takes (docs/operations.md, "Integrity"): a store of N keys
+// (credits + one autoApply limit each, as a real key space has), written through
+// keys.createKey's handler, then `keyward check` run on it as an operator runs it (the CLI,
+// a process of its own, pages and records in full), and the start-up check's sample within
+// its default budget.
+//   npm run bench:check [-- --keys 1000000]
+import { execFileSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { native } from '../src/engine/native.js';
+import { checkPages, checkRecords, DATA_FILE } from '../src/store/integrity.js';
+import { DEFAULT_START_CHECK_MS } from '../src/config.js';
+import { benchTempDir, MAIN_JS, startKeyward } from './lib/procs.js';
+import { post } from './lib/http.js';
+import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
+import { arg } from './lib/report.js';
+
+const keys = arg('keys', 1_000_000);
+
+const dataDir = benchTempDir('keyward-bench-check-');
+const keyward = await startKeyward({ KEYWARD_DATA_DIR: dataDir });
+const base = `http://127.0.0.1:${keyward.port}`;
+const apiId = (await post(base, keyward.rootKey, 'apis.createApi', { name: 'check-bench' })).data.apiId as string;
+await keyward.stop();
+
+process.stderr.write(`seeding ${keys.toLocaleString('en-US')} keys…\n`);
+openStore(dataDir);
+const seedStarted = performance.now();
+await seedKeys(apiId, keys, LIMITED_KEY, (n) => process.stderr.write(`  ${n.toLocaleString('en-US')}\r`));
+const seedS = (performance.now() - seedStarted) / 1000;
+native.close();
+
+// The CLI in full, as `keyward check --data-dir DIR` runs: its own process, a cold start included.
+const cliStarted = performance.now();
+const out = execFileSync(process.execPath, [join(dirname(MAIN_JS), 'cli.js'), 'check'], { env: { ...process.env, KEYWARD_DATA_DIR: dataDir }, encoding: 'utf8', maxBuffer: 1 << 24 });
+const cliS = (performance.now() - cliStarted) / 1000;
+const report = JSON.parse(out) as { ok: boolean; pages: number; records: number; usedBytes: number; seconds: number; problems: string[] };
+if (!report.ok) throw new Error(`keyward check found problems in a store just written: ${report.problems.join('; ')}`);
+
+// Each part alone, in this process.
+let t = performance.now();
+const pages = checkPages(dataDir, 0);
+const pagesS = (performance.now() - t) / 1000;
+native.open(dataDir, false, 0, statSync(join(dataDir, DATA_FILE)).size);
+t = performance.now();
+native.warm(3_600_000);
+const warmS = (performance.now() - t) / 1000;
+t = performance.now();
+const records = checkRecords(0);
+const recordsS = (performance.now() - t) / 1000;
+native.close();
+
+// The start-up check: pages, then the store read into memory, then records with half the budget, as serve runs them (serve's warm has a budget of its own).
+t = performance.now();
+const startPages = checkPages(dataDir, DEFAULT_START_CHECK_MS / 2);
+native.open(dataDir, false, 0, statSync(join(dataDir, DATA_FILE)).size);
+native.warm(DEFAULT_START_CHECK_MS);
+const startRecords = checkRecords(DEFAULT_START_CHECK_MS / 2);
+native.close();
+const startS = (performance.now() - t) / 1000;
+
+const MiB = 1024 * 1024;
+process.stdout.write(
+  [
+    `keyward check on a store of ${keys.toLocaleString('en-US')} keys (credits + 1 autoApply limit each; seeded in ${seedS.toFixed(1)} s); store ${(report.usedBytes / MiB).toFixed(0)} MiB in use, ${report.pages.toLocaleString('en-US')} pages, ${report.records.toLocaleString('en-US')} records`,
+    '',
+    '| check | seconds | what it covered |',
+    '|---|---|---|',
+    `| \`keyward check\` (CLI, own process, pages + records in full) | ${cliS.toFixed(2)} | reported ${report.seconds.toFixed(2)} s inside |`,
+    `| pages alone (check.rs walk) | ${pagesS.toFixed(2)} | ${pages.pages.toLocaleString('en-US')} pages, complete: ${pages.complete} |`,
+    `| reading the store into memory (native warm, as serve does before it listens) | ${warmS.toFixed(2)} | ${(report.usedBytes / MiB).toFixed(0)} MiB |`,
+    `| records alone (decode + cross references) | ${recordsS.toFixed(2)} | ${records.records.toLocaleString('en-US')} records, complete: ${records.complete} |`,
+    `| start-up check (KEYWARD_START_CHECK_MS=${DEFAULT_START_CHECK_MS}) | ${startS.toFixed(2)} | pages complete: ${startPages.complete}, records ${startRecords.records.toLocaleString('en-US')} (complete: ${startRecords.complete}) |`,
+  ].join('\n') + '\n',
+);
