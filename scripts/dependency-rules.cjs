@@ -1,7 +1,7 @@
 // Import direction in src/ (npm test runs `npm run test:deps`, which fails on a violation):
 //
 //   main.ts serve.ts cli.ts bootstrap.ts   composition: may import anything
-//   http → rpc → procedures → edits → lookups → views, fields → request → workers → auth
+//   http → rpc → procedures → edits → lookups → views, fields → request → workers → analytics → auth
 //        → cluster → store → domain → engine
 //   errors/, schemas/, config.ts, log.ts    the base: below everything, import only each other
 //
@@ -17,6 +17,7 @@ const LAYERS = [
   ['views and fields', '^src/(views|fields)/'],
   ['request', '^src/request/'],
   ['workers', '^src/workers/'],
+  ['analytics', '^src/analytics/'],
   ['auth', '^src/auth/'],
   ['cluster', '^src/cluster/'],
   ['store', '^src/store/'],

@@ -53,6 +53,26 @@ export interface Config {
   readonly clusterLeaseQuietMs: number;
   /** KEYWARD_START_CHECK_MS: the integrity check before serving walks the store for at most this long (0: no check). */
   readonly startCheckMs: number;
+  /** KEYWARD_ANALYTICS (`on` by default): events of the hot calls in DuckDB, and the analytics procedures; undefined: off (they answer 412). */
+  readonly analytics: AnalyticsConfig | undefined;
+}
+
+/** Analytics (docs/analytics.md). */
+export interface AnalyticsConfig {
+  /** KEYWARD_REGION: the `region` of this node's verification events. */
+  readonly region: string;
+  /** KEYWARD_ANALYTICS_RETENTION_DAYS: how long raw events are kept (rollups longer). */
+  readonly retentionDays: number;
+  /** KEYWARD_ANALYTICS_QUERY_TIMEOUT_MS: a query running longer is stopped (422 query_execution_timeout). */
+  readonly queryTimeoutMs: number;
+  /** KEYWARD_ANALYTICS_MEMORY_MB: DuckDB's memory limit (a query needing more: 422 query_memory_limit_exceeded). */
+  readonly memoryMb: number;
+  /** KEYWARD_ANALYTICS_QUERIES_PER_HOUR: queries one root key may run per hour (429 query_quota_exceeded). */
+  readonly queriesPerHour: number;
+  /** KEYWARD_ANALYTICS_MAX_ROWS: rows a query may return (422 query_rows_limit_exceeded). */
+  readonly maxRows: number;
+  /** KEYWARD_ANALYTICS_BUFFER_BYTES: events waiting for the analytics worker; beyond, events are dropped and counted. */
+  readonly bufferBytes: number;
 }
 
 export class ConfigError extends Error {}
@@ -105,6 +125,21 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: 
   return found;
 }
 
+function analyticsConfig(env: NodeJS.ProcessEnv): AnalyticsConfig | undefined {
+  if (oneOf(env, 'KEYWARD_ANALYTICS', ['on', 'off'] as const, 'on') === 'off') return undefined;
+  const region = env.KEYWARD_REGION?.trim() || 'local';
+  if (region.length > 64 || !/^[\w.-]+$/.test(region)) throw new ConfigError(`KEYWARD_REGION must be 1 to 64 letters, digits, '.', '_' or '-', got '${region}'`);
+  return {
+    region,
+    retentionDays: int(env, 'KEYWARD_ANALYTICS_RETENTION_DAYS', 30, 1, 3_650),
+    queryTimeoutMs: int(env, 'KEYWARD_ANALYTICS_QUERY_TIMEOUT_MS', 30_000, 10, 600_000),
+    memoryMb: int(env, 'KEYWARD_ANALYTICS_MEMORY_MB', 1_024, 64, 1_048_576),
+    queriesPerHour: int(env, 'KEYWARD_ANALYTICS_QUERIES_PER_HOUR', 1_000, 1, 1_000_000_000),
+    maxRows: int(env, 'KEYWARD_ANALYTICS_MAX_ROWS', 10_000, 1, 10_000_000),
+    bufferBytes: int(env, 'KEYWARD_ANALYTICS_BUFFER_BYTES', 64 * 1024 * 1024, 4_096, 2 ** 34),
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const host = env.KEYWARD_HOST?.trim() || '127.0.0.1';
   const port = int(env, 'KEYWARD_PORT', 8080, 0, 65535);
@@ -153,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clusterLeaseTtlMs: int(env, 'KEYWARD_CLUSTER_LEASE_TTL_MS', 60_000, 5_000, 86_400_000),
     clusterLeaseQuietMs: int(env, 'KEYWARD_CLUSTER_LEASE_QUIET_MS', 60_000, 1_000, 86_400_000),
     startCheckMs: int(env, 'KEYWARD_START_CHECK_MS', DEFAULT_START_CHECK_MS, 0, 3_600_000),
+    analytics: analyticsConfig(env),
   });
 }
 

@@ -1,6 +1,6 @@
 // keyward serve: config → open store → bootstrap → serve on KEYWARD_THREADS threads.
 // SIGTERM/SIGINT: stop accepting, finish in-flight requests, sync and close the store, exit 0.
-import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { Worker, isMainThread, parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -15,6 +15,7 @@ import { checkPages, checkRecords, hasStore } from './store/integrity.js';
 import { deletedApiIds } from './store/apis.js';
 import { direct } from './store/db.js';
 import { pendingUnlinkings } from './store/cascades.js';
+import { clientOf, startAnalytics } from './analytics/host.js';
 
 const DRAIN_TIMEOUT_MS = 10_000;
 const SWEEP_INTERVAL_MS = 1_000;
@@ -28,11 +29,13 @@ interface WorkerInit {
   thread: number;
   /** The process's soft limit of open descriptors (raised by the main thread). */
   descriptorsLimit: number;
+  /** This thread's way to the analytics worker (analytics/host.ts portFor); absent: analytics off. */
+  analytics?: { port: MessagePort; stats: SharedArrayBuffer };
 }
 
 async function runWorker(init: WorkerInit): Promise<void> {
   openStore(init.config);
-  const thread = threadServices(init.config, createLogger(init.config.logLevel), true);
+  const thread = threadServices(init.config, createLogger(init.config.logLevel), true, init.analytics === undefined ? undefined : clientOf(init.analytics.port, init.analytics.stats));
   await startCluster(thread.cluster);
   const server = await serveThread(init.config, newMetrics(init.config.threads, init.metrics, init.thread), thread, init.descriptorsLimit);
   parentPort?.postMessage({ listening: server.port });
@@ -94,7 +97,9 @@ export async function runServer(config: Config): Promise<void> {
   // The store in memory first: the record check reads it, and it would fault a page at a time.
   warmStore(log);
   if (checked) refuseDamage(config.dataDir, checkRecords(config.startCheckMs / 2).problems);
-  const thread = threadServices(config, log, true);
+  // The analytics worker before the first request, so no event waits for it.
+  const analytics = config.analytics === undefined ? undefined : await startAnalytics({ ...config.analytics, dataDir: config.dataDir }, log);
+  const thread = threadServices(config, log, true, analytics?.client);
   const { services, cluster } = thread;
   try {
     await startCluster(cluster);
@@ -127,7 +132,8 @@ export async function runServer(config: Config): Promise<void> {
   for (const unlinking of pendingUnlinkings()) void services.jobs.unlink(unlinking);
   const workers: Worker[] = [];
   for (let i = 1; i < config.threads; i++) {
-    const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { config, metrics: metrics.buffer, thread: i, descriptorsLimit } satisfies WorkerInit });
+    const toAnalytics = analytics?.portFor();
+    const worker = new Worker(fileURLToPath(import.meta.url), { workerData: { config, metrics: metrics.buffer, thread: i, descriptorsLimit, ...(toAnalytics === undefined ? {} : { analytics: toAnalytics }) } satisfies WorkerInit, transferList: toAnalytics === undefined ? [] : [toAnalytics.port] });
     await new Promise<void>((resolve, reject) => {
       worker.once('message', () => resolve());
       worker.once('error', reject);
@@ -161,6 +167,8 @@ export async function runServer(config: Config): Promise<void> {
     await cluster?.replica.stop();
     await cluster?.pg.close();
     services.gate.closeBatch();
+    // Every event of an answered call is written before the process ends.
+    await analytics?.stop().catch((err: unknown) => log.warn('analytics: the last events could not be written', { error: (err as Error).message }));
     native.close();
     log.info('stopped');
     // Serving workers are not terminated: a worker's idle keep-alive connections are open

@@ -21,6 +21,7 @@ import { ROUTES } from './rpc/routes.js';
 import { gatedWriter, settled } from './store/db.js';
 import { clusterMetrics, prepareCluster, startCounting, threadCluster, type ThreadCluster } from './cluster/node.js';
 import { BackgroundJobs } from './workers/jobs.js';
+import type { AnalyticsClient } from './analytics/host.js';
 
 // src/serve.ts (vitest) or dist/src/serve.js (built): package.json is one or two levels up.
 const packageJson = [new URL('../package.json', import.meta.url), new URL('../../package.json', import.meta.url)].find((u) => existsSync(u));
@@ -42,16 +43,17 @@ export interface Thread {
  * A serving thread's services. `pool`: background jobs run on a worker pool (one node's
  * server); without it, and always in cluster mode (their writes go through PostgreSQL),
  * they run on this thread between its requests. In cluster mode management writes go
- * through the cluster writer; its replica is started by `startCluster`.
+ * through the cluster writer; its replica is started by `startCluster`. `analytics`: this
+ * thread's client of the analytics worker (none: the analytics procedures answer 412).
  */
-export function threadServices(config: Config, log: Logger, pool: boolean): Thread {
+export function threadServices(config: Config, log: Logger, pool: boolean, analytics?: AnalyticsClient): Thread {
   const gate = new DurabilityGate(config.durability);
   const local = gatedWriter(gate);
   const hot = new HotCalls(config.postgresUrl !== undefined);
   const cluster = config.postgresUrl === undefined ? undefined : threadCluster(config, log, gate, local, hot);
   const writer = cluster?.writer ?? settled(local);
   const jobs = new BackgroundJobs(writer, log, pool && cluster === undefined ? config : undefined);
-  return { services: { gate, writer, hot, jobs, log, vaultKey: config.vaultKey, cluster: cluster?.calls }, cluster };
+  return { services: { gate, writer, hot, jobs, log, vaultKey: config.vaultKey, cluster: cluster?.calls, ...(analytics === undefined ? {} : { analytics }) }, cluster };
 }
 
 /**
@@ -86,7 +88,7 @@ export async function serveThread(config: Config, metrics: Metrics, { services, 
     page(path) {
       if (path === '/v2/liveness') return { status: 200, contentType: 'application/json', body: successBody(newRequestId(), { message: 'keyward is alive' }) };
       if (path === '/openapi.json') return { status: 200, contentType: 'application/json', body: openapi };
-      if (path === '/metrics') return { status: 200, contentType: 'text/plain; version=0.0.4', body: metrics.render(native.stats()) + (cluster === undefined ? '' : clusterMetrics(cluster, Date.now())) };
+      if (path === '/metrics') return { status: 200, contentType: 'text/plain; version=0.0.4', body: metrics.render(native.stats()) + (cluster === undefined ? '' : clusterMetrics(cluster, Date.now())) + (services.analytics?.metrics() ?? '') };
       return undefined;
     },
   });

@@ -27,6 +27,8 @@
 //! decide declines with a need. `SPLIT_WINDOWS` (32): Redis is away; each node keeps within
 //! its share of every limit. `WINDOWS_GRANTED` (64, with `SHARED_WINDOWS`): the call is made
 //! again after Redis granted its windows, and may take from grants other calls wait for.
+//! `NO_EVENTS` (128): the call leaves no analytics event (the request said
+//! `X-Unkey-Metrics: disabled`; events.rs).
 //!
 //! The scope is what the root key may act on: "*" for every API (verifyKey) or namespace
 //! (limit, multiLimit) of the workspace, else their ids joined by '\n' (verify::in_scope).
@@ -42,7 +44,8 @@ pub const CREDITS_REFUSED: u32 = 8;
 pub const SHARED_WINDOWS: u32 = 16;
 pub const SPLIT_WINDOWS: u32 = 32;
 pub const WINDOWS_GRANTED: u32 = 64;
-const FLAGS: u32 = VALIDATED | LEASED_CREDITS | CREDITS_PAID | CREDITS_REFUSED | SHARED_WINDOWS | SPLIT_WINDOWS | WINDOWS_GRANTED;
+pub const NO_EVENTS: u32 = 128;
+const FLAGS: u32 = VALIDATED | LEASED_CREDITS | CREDITS_PAID | CREDITS_REFUSED | SHARED_WINDOWS | SPLIT_WINDOWS | WINDOWS_GRANTED | NO_EVENTS;
 const EFFECT_AT: usize = 12;
 const NEEDS_AT: usize = 28;
 /// The call declined: only the cluster can decide it (hot.rs `Scratch::need`).
@@ -74,6 +77,8 @@ pub struct Context<'a> {
     pub scope: &'a str,
     pub credits: Credits,
     pub windows: Windows,
+    /// The call leaves an analytics event (unless recording is off: events.rs).
+    pub events: bool,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -129,7 +134,7 @@ pub fn read(b: &[u8]) -> Result<Context<'_>, &'static str> {
     if workspace_id.is_empty() {
         return Err("the context names no workspace");
     }
-    Ok(Context { now_ms: now as i64, validated: flags & VALIDATED != 0, workspace_id, request_id: (!request_id.is_empty()).then_some(request_id), scope, credits, windows })
+    Ok(Context { now_ms: now as i64, validated: flags & VALIDATED != 0, workspace_id, request_id: (!request_id.is_empty()).then_some(request_id), scope, credits, windows, events: flags & NO_EVENTS == 0 })
 }
 
 /// Writes the effect of the call into its context.
@@ -161,7 +166,7 @@ mod tests {
     #[test]
     fn reads_the_layout() {
         let b = context(1_767_225_600_000.0, VALIDATED, "ws_1", "req_abc", "api_1\napi_2");
-        assert_eq!(read(&b), Ok(Context { now_ms: 1_767_225_600_000, validated: true, workspace_id: "ws_1", request_id: Some("req_abc"), scope: "api_1\napi_2", credits: Credits::Local, windows: Windows::Own }));
+        assert_eq!(read(&b), Ok(Context { now_ms: 1_767_225_600_000, validated: true, workspace_id: "ws_1", request_id: Some("req_abc"), scope: "api_1\napi_2", credits: Credits::Local, windows: Windows::Own, events: true }));
         let b = context(5.0, 0, "ws", "", "*");
         assert_eq!(read(&b).map(|c| (c.validated, c.request_id, c.scope)), Ok((false, None, "*")));
         assert_eq!(read(&context(5.0, LEASED_CREDITS, "ws", "", "*")).map(|c| c.credits), Ok(Credits::Leased));

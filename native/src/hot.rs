@@ -96,6 +96,11 @@ pub struct Scratch {
     pub sync: Vec<shared::SyncWindow>,
     /// The head of the success envelope for this call.
     head: Vec<u8>,
+    /// This call's request id (`envelope`), for its analytics event.
+    pub request_id: Vec<u8>,
+    /// What the call decided about, for its analytics event (events.rs): the verified key's
+    /// API, or the namespace ids of a limit. Set by the call; `answer` empties it first.
+    pub subject: Vec<u8>,
 }
 
 impl Scratch {
@@ -104,6 +109,8 @@ impl Scratch {
     /// compares them).
     pub fn envelope(&mut self, request_id: &str) {
         self.head.clear();
+        self.request_id.clear();
+        self.request_id.extend_from_slice(request_id.as_bytes());
         json::raw(&mut self.head, "{\"meta\":{\"requestId\":");
         json::string(&mut self.head, request_id.as_bytes());
         json::raw(&mut self.head, "},\"data\":");
@@ -167,7 +174,7 @@ impl Scratch {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: Vec::with_capacity(1024), puts: Puts::default(), need: Vec::new(), paid_used: false, admitted: Vec::new(), sync: Vec::new(), head: Vec::with_capacity(64) });
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: Vec::with_capacity(1024), puts: Puts::default(), need: Vec::new(), paid_used: false, admitted: Vec::new(), sync: Vec::new(), head: Vec::with_capacity(64), request_id: Vec::with_capacity(32), subject: Vec::with_capacity(32) });
 }
 
 /// Runs `f` with this thread's scratch buffers. Hot calls do not nest (no JS runs inside

@@ -20,6 +20,7 @@ mod body;
 mod context;
 mod ffi;
 mod credits;
+mod events;
 mod migrate;
 mod fixed;
 mod hash;
@@ -71,6 +72,9 @@ exports! {
     c"del" => api::store::del,
     c"range" => api::store::range,
     c"rangePacked" => api::store::range_packed,
+    c"eventsSet" => api::events::events_set,
+    c"eventsDrain" => api::events::events_drain,
+    c"eventsCounts" => api::events::events_counts,
     c"transaction" => api::store::transaction,
     c"dryRun" => api::store::dry_run,
     c"sync" => api::store::sync,

@@ -150,6 +150,8 @@ fn reuse(req: &Request<'_>, entry: &Entry, scratch: &mut Scratch) -> Result<bool
         return Ok(false);
     }
     scratch.answer_with(answer);
+    scratch.subject.clear();
+    scratch.subject.extend_from_slice(entry.api_id());
     Ok(true)
 }
 
@@ -295,6 +297,9 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
         json::raw(out, NOT_FOUND);
         return Ok(());
     }
+    // The analytics event's key space: a key of the caller's (events.rs).
+    scratch.subject.clear();
+    scratch.subject.extend_from_slice(key.api_id);
     let mut roles: Vec<RoleRecord<'_>> = Vec::new();
     for id in &key.role_ids {
         if let Some(bytes) = v.get(Table::ROLES, id)? {

@@ -53,6 +53,11 @@ export class Principal {
     return this.limitScopeMemo;
   }
 
+  /** The APIs (`apis`) or namespaces (`ratelimits`) whose analytics this root key may read (see scopeOf). */
+  analyticsScope(resource: 'apis' | 'ratelimits'): string | null {
+    return this.scopeOf(resource, 'read_analytics');
+  }
+
   /**
    * The ids of `resource` that `action` is allowed on, as the engine takes them: "*" for every
    * one of the workspace, else the ids of the `resource.<id>.action` grants joined by "\n";

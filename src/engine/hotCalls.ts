@@ -11,7 +11,8 @@
 //           SHARED — rate-limit windows are counted with the other nodes' (Redis), a call
 //           only Redis can decide declines with a need; bit 5 SPLIT — Redis is away, each node
 //           keeps within its share; bit 6 GRANTED (with SHARED) — the call is made again after
-//           Redis granted its windows: it may take from grants other calls wait for
+//           Redis granted its windows: it may take from grants other calls wait for; bit 7
+//           NO_EVENTS — the call leaves no analytics event (native/src/events.rs)
 //  12  u32  effect, written by the call (Effect)
 //  16  u32  workspace id length   20 u32 request id length (0: the engine draws the next id
 //  24  u32  scope length                  of this thread's sequence)
@@ -83,6 +84,7 @@ const REFUSED = 8;
 const SHARED = 16;
 const SPLIT = 32;
 const GRANTED = 64;
+const NO_EVENTS = 128;
 const NEEDS_CLUSTER = 1;
 const PAID_USED = 2;
 // The header is written through typed-array views, which use the machine's byte order.
@@ -103,6 +105,8 @@ export class HotCalls {
   private nodes = 0;
   /** Inside `afterGrant` (GRANTED) or `alone` (SPLIT): how the call made again counts its windows. */
   private windowsRetry = 0;
+  /** The calls that follow leave no analytics event (the request said `X-Unkey-Metrics: disabled`). */
+  noEvents = false;
 
   /** `leased`: cluster mode, where credits are spent from this node's leases. */
   constructor(private readonly leased = false) {}
@@ -173,6 +177,7 @@ export class HotCalls {
       else flags |= this.windowFlags | (this.windowsRetry === GRANTED && this.windowFlags === SHARED ? GRANTED : 0);
       this.u32[10] = this.nodes;
     }
+    if (this.noEvents) flags |= NO_EVENTS;
     this.u32[2] = flags;
     const body = entry(request, context);
     if (body === undefined) return undefined;

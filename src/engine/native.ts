@@ -72,6 +72,13 @@ export interface NativeModule {
   range(table: Table, start: StoreKey, end: StoreKey | null, limit: number): Buffer[];
   /** What `range` finds in one Buffer, per entry `[u32 LE key length][key][u32 LE value length][value]` (whole-table walks). */
   rangePacked(table: Table, start: StoreKey, end: StoreKey | null, limit: number): Buffer;
+  // ── analytics events (native/src/events.rs) ─────────────────────────────────────────
+  /** Records an event of every hot call that answers into a buffer of at most `capacityBytes`; 0: off. */
+  eventsSet(capacityBytes: number): void;
+  /** Takes every buffered event record (layout: native/src/events.rs; src/analytics/events.ts reads it). */
+  eventsDrain(): Buffer;
+  /** [recorded, dropped, bytes waiting] since the process started. */
+  eventsCounts(): [recorded: number, dropped: number, waitingBytes: number];
   transaction<T>(fn: () => T): T;
   /**
    * Runs fn as `transaction` does, but never commits: fn's value, and what it wrote (record
@@ -183,7 +190,7 @@ export interface NativeModule {
 
 /** Every member of NativeModule, once: the compiler refuses a missing or an extra one. */
 const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
-  open: true, close: true, tables: true, get: true, put: true, del: true, range: true, rangePacked: true, transaction: true, dryRun: true,
+  open: true, close: true, tables: true, get: true, put: true, del: true, range: true, rangePacked: true, eventsSet: true, eventsDrain: true, eventsCounts: true, transaction: true, dryRun: true,
   sync: true, stats: true, warm: true, rootKeysVersion: true, creditsGet: true, creditsSet: true, creditsDelete: true,
   creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true, windowsDrain: true, windowsTake: true, windowsLearn: true, windowsRelease: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,

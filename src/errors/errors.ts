@@ -2,6 +2,7 @@
 // status, title and type): the only place an ApiError is built, so each error's wording
 // lives once. Details name what the client sent (cut to a readable length) and how to fix it.
 import { ApiError, type ValidationItem } from './apiError.js';
+import type { ErrorName } from './catalogue.js';
 import { outOfSpace } from './space.js';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer' };
@@ -31,6 +32,24 @@ export function invalidCursor(cursor: string): ApiError {
 
 export function permissionsQuerySyntax(message: string): ApiError {
   return new ApiError('permissions_query_syntax_error', `The permission query is not valid: ${message}.`, { errors: [{ location: 'body.permissions', message, fix: 'combine permission names with AND, OR and parentheses, e.g. "a AND (b OR c)"' }] });
+}
+
+// The analytics query (`body.query`) as analytics/dialect.ts reads it; Unkey's details lead
+// ("Only SELECT queries are allowed", "Access to table 'x' is not allowed", "Function 'f'
+// is not allowed"), followed by why and, in `errors`, how to fix it.
+const analyticsQueryItem = (message: string, fix?: string): ValidationItem[] => [fix === undefined ? { location: 'body.query', message } : { location: 'body.query', message, fix }];
+
+export function invalidAnalyticsQuery(message: string, fix?: string): ApiError {
+  return new ApiError('invalid_analytics_query', `The analytics query is not valid: ${message}.`, { errors: analyticsQueryItem(message, fix) });
+}
+export function invalidAnalyticsQueryType(message: string): ApiError {
+  return new ApiError('invalid_analytics_query_type', `Only SELECT queries are allowed: ${message}.`, { errors: analyticsQueryItem(message, 'send one SELECT statement') });
+}
+export function invalidAnalyticsTable(table: string, message: string, fix: string): ApiError {
+  return new ApiError('invalid_analytics_table', `Access to table '${table.slice(0, 128)}' is not allowed: ${message}.`, { errors: analyticsQueryItem(message, fix) });
+}
+export function invalidAnalyticsFunction(name: string, message: string, fix?: string): ApiError {
+  return new ApiError('invalid_analytics_function', `Function '${name.slice(0, 128)}' is not allowed: ${message}.`, { errors: analyticsQueryItem(message, fix) });
 }
 
 // ── 401, 403 ──────────────────────────────────────────────────────────────────────────
@@ -79,12 +98,24 @@ export const vaultMissing = (): ApiError => new ApiError('precondition_failed', 
 export const sealedWithAnotherVaultKey = (keyId: string): ApiError => new ApiError('precondition_failed', `The plaintext of key '${keyId}' was sealed with another vault key: KEYWARD_VAULT_KEY must be the key it was created with.`);
 export const unknownRateLimit = (name: string): ApiError => new ApiError('precondition_failed', `The rate limit '${name}' was requested but neither the key nor its identity has a limit of that name.`);
 /** `what`: 'verification' or 'rate-limit'. */
-export const analyticsNotConfigured = (what: string): ApiError => new ApiError('analytics_not_configured', `keyward keeps no ${what} analytics: it records no events to query. Count what you need from the verifyKey and limit replies, or scrape /metrics.`);
+export const analyticsNotConfigured = (what: string): ApiError => new ApiError('analytics_not_configured', `Analytics is off on this node (KEYWARD_ANALYTICS=off): it records no ${what} events to query. Turn it on (the default), or count what you need from /metrics.`);
 
 // ── 413, 415 ──────────────────────────────────────────────────────────────────────────
 
 export const requestBodyTooLarge = (maxBytes: number): ApiError => new ApiError('request_body_too_large', `The request body is larger than ${maxBytes} bytes (KEYWARD_MAX_BODY_BYTES).`);
 export const unsupportedMediaType = (detail: string): ApiError => new ApiError('unsupported_media_type', detail);
+
+// ── 422, 429: the analytics query's limits (docs/analytics.md, "Limits") ─────────────
+
+export const queryExecutionTimeout = (ms: number): ApiError => new ApiError('query_execution_timeout', `The analytics query ran longer than ${ms} ms (KEYWARD_ANALYTICS_QUERY_TIMEOUT_MS) and was stopped: narrow its time range, or query a rollup table.`);
+export const queryMemoryLimitExceeded = (mb: number): ApiError => new ApiError('query_memory_limit_exceeded', `The analytics query needed more than the ${mb} MB analytics may use (KEYWARD_ANALYTICS_MEMORY_MB): narrow its time range, or query a rollup table.`);
+export const queryRowsLimitExceeded = (rows: number, max: number): ApiError => new ApiError('query_rows_limit_exceeded', `The analytics query returned ${rows} rows, more than the ${max} a query may return (KEYWARD_ANALYTICS_MAX_ROWS): aggregate, or add a LIMIT.`);
+export const queryQuotaExceeded = (perHour: number): ApiError => new ApiError('query_quota_exceeded', `This root key ran its ${perHour} analytics queries of this hour (KEYWARD_ANALYTICS_QUERIES_PER_HOUR); the quota starts again at the top of the hour.`);
+
+/** An ApiError the analytics worker built, rebuilt on the serving thread (it crossed a MessagePort as plain data). */
+export function rebuiltError(e: { name: ErrorName; detail: string; errors?: ValidationItem[] }): ApiError {
+  return new ApiError(e.name, e.detail, e.errors === undefined ? {} : { errors: e.errors });
+}
 
 // ── 5xx ───────────────────────────────────────────────────────────────────────────────
 

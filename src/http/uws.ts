@@ -99,6 +99,7 @@ const H = {
   transferEncoding: bytes('transfer-encoding'),
   expect: bytes('expect'),
   authorization: bytes('authorization'),
+  unkeyMetrics: bytes('x-unkey-metrics'),
   ContentType: bytes('Content-Type'),
   applicationJson: bytes('application/json'),
 };
@@ -340,6 +341,8 @@ class Pending implements Outgoing {
   head = false;
   /** The body is too large: it is being read and dropped, and this reply leaves when it ends. */
   overflow: Reply | undefined = undefined;
+  /** `X-Unkey-Metrics: disabled`: the request leaves no analytics event. */
+  noEvents = false;
 
   constructor(
     readonly server: Server,
@@ -444,7 +447,7 @@ class Server {
       body = Buffer.concat(p.chunks, p.bodyBytes);
     }
     this.unlink(p); // the deadline is for the body's arrival
-    const result = this.dispatcher.dispatch(p.routeIndex, authorization, body);
+    const result = this.dispatcher.dispatch(p.routeIndex, authorization, body, p.noEvents);
     if (result instanceof Promise) void result.then((r) => this.hold(p, r));
     else this.hold(p, result);
   }
@@ -495,6 +498,7 @@ export function startServer(deps: ServerDeps): Promise<RunningServer> {
       }
       const declared = req.getHeader(H.contentLength);
       const authorization = req.getHeader(H.authorization);
+      p.noEvents = req.getHeader(H.unkeyMetrics).toLowerCase() === 'disabled';
       server.await(p);
       if (declared !== '' && Number(declared) > config.maxBodyBytes) {
         // A client waiting for 100 Continue has sent nothing yet, and one announcing more than

@@ -1,5 +1,6 @@
 // What every handler receives besides its validated input: who is asking, the time (passed
 // in, never read), and the thread's services. rpc/dispatch.ts builds one per request.
+import type { AnalyticsClient } from '../analytics/host.js';
 import type { Principal } from '../auth/permissions.js';
 import type { Page } from '../domain/cursor.js';
 import type { ClusterCredits } from '../cluster/credits.js';
@@ -25,6 +26,8 @@ export interface Ctx extends AsyncWriter {
   settle(outcome: Outcome, again: (payment?: Payment) => Outcome): Served | Promise<Served>;
   /** Work that runs after the reply (cascades over many keys). */
   readonly jobs: BackgroundJobs;
+  /** The analytics worker (KEYWARD_ANALYTICS); undefined: analytics is off. */
+  readonly analytics: AnalyticsClient | undefined;
   /**
    * One atomic write transaction (store/db.ts AsyncWriter), resolved once it is committed and
    * this node's store has it. The thread's open batch of hot calls is committed first, and

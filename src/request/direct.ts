@@ -20,6 +20,7 @@ export function directCtx(principal: Principal, nowMs: number, opts: { vaultKey?
     credits: undefined,
     settle: (outcome, again) => settleOutcome(undefined, outcome, again),
     jobs: new BackgroundJobs(settled(direct), createLogger('warn')),
+    analytics: undefined,
     transact: settled(direct).transact,
   };
 }

@@ -3,6 +3,7 @@
 // calls it for every POST /v2/{namespace}.{procedure}; serve.ts openThread without a socket.
 // A result carries what the request changed (an Effect), for the durability gate to hold its
 // reply by.
+import type { AnalyticsClient } from '../analytics/host.js';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { Authenticator } from '../auth/authenticate.js';
 import type { ClusterCredits } from '../cluster/credits.js';
@@ -42,6 +43,8 @@ export interface ThreadServices {
   readonly vaultKey: string | undefined;
   /** Cluster mode: where a hot call only the cluster can decide is settled. */
   readonly cluster: ClusterCalls | undefined;
+  /** The analytics worker; undefined: analytics is off (KEYWARD_ANALYTICS=off, or no server). */
+  readonly analytics?: AnalyticsClient;
 }
 
 interface Compiled {
@@ -108,9 +111,10 @@ export class Dispatcher {
   /**
    * The reply to a request and what it changed: at once for a hot call, a refusal or a
    * handler that answers without writing; a promise for a handler that writes (it resolves
-   * once the write is committed and this node's store has it).
+   * once the write is committed and this node's store has it). `noEvents`: the request said
+   * `X-Unkey-Metrics: disabled`, so its hot call leaves no analytics event.
    */
-  dispatch(routeIndex: number, authorization: string, bytes: Uint8Array): DispatchResult | Promise<DispatchResult> {
+  dispatch(routeIndex: number, authorization: string, bytes: Uint8Array, noEvents = false): DispatchResult | Promise<DispatchResult> {
     let ctx: RequestCtx | undefined;
     try {
       const { route, validate } = this.compiled[routeIndex] as Compiled;
@@ -118,7 +122,7 @@ export class Dispatcher {
       // location for every throw under a native callback, which halved their rate.
       const principal = this.auth.authenticate(authorization);
       if (principal instanceof ApiError) return { reply: this.fail(newRequestId(), principal), effect: Effect.None };
-      ctx = new RequestCtx(principal, Date.now(), this.services);
+      ctx = new RequestCtx(principal, Date.now(), this.services, noEvents);
       // A hot call served from the body draws its request id in the engine.
       const served = route.kind === 'hot' ? route.fromBody?.(bytes, ctx) : undefined;
       if (served !== undefined) return { reply: { status: 200, body: served.body, headers: undefined }, effect: served.effect };
@@ -194,6 +198,7 @@ class RequestCtx implements Ctx {
     readonly principal: Principal,
     readonly nowMs: number,
     private readonly services: ThreadServices,
+    private readonly noEvents: boolean,
   ) {}
 
   get requestId(): string {
@@ -204,7 +209,9 @@ class RequestCtx implements Ctx {
     return this.services.vaultKey;
   }
 
+  /** The thread's hot calls, told whether this request's calls leave analytics events (every call goes through this getter, right before it is made). */
   get hot(): HotCalls {
+    this.services.hot.noEvents = this.noEvents;
     return this.services.hot;
   }
 
@@ -218,6 +225,10 @@ class RequestCtx implements Ctx {
 
   get jobs(): BackgroundJobs {
     return this.services.jobs;
+  }
+
+  get analytics(): AnalyticsClient | undefined {
+    return this.services.analytics;
   }
 
   async transact<T>(fn: () => T): Promise<T> {

@@ -13,7 +13,7 @@ import { dataDirFreeBytes } from '../errors/space.js';
 import { BUCKETS_S } from '../domain/histogram.js';
 import type { StoreStats } from '../engine/native.js';
 
-const STATUSES = [200, 400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 415, 429, 500, 501, 503] as const;
+const STATUSES = [200, 400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 415, 422, 429, 500, 501, 503, 507] as const;
 /** Status code → its slot (STATUSES.length for any other code); built once, only read. */
 const STATUS_SLOT: Readonly<Int8Array> = (() => {
   const slots = new Int8Array(600).fill(STATUSES.length);

@@ -484,10 +484,10 @@ export const ROUTES: readonly Route[] = [
     handlerPermissions: 'ratelimits.<namespaceId>.delete_override',
     handler: deleteOverride,
   },
-  // ── analytics (not kept: 412 analytics_not_configured) ───────────────────────────
+  // ── analytics (DuckDB; 412 analytics_not_configured with KEYWARD_ANALYTICS=off) ────
   {
     procedure: 'analytics.getVerifications',
-    summary: 'Not available: keyward keeps no verification analytics (412 analytics_not_configured).',
+    summary: 'One ClickHouse-style SELECT over the key verification tables (key_verifications_v1 and its rollups), confined to the workspace and the APIs the root key may read_analytics.',
     kind: 'mgmt',
     request: analyticsSchemas.analyticsRequest,
     response: analyticsSchemas.analyticsResponse,
@@ -497,7 +497,7 @@ export const ROUTES: readonly Route[] = [
   },
   {
     procedure: 'analytics.getRatelimits',
-    summary: 'Not available: keyward keeps no rate-limit analytics (412 analytics_not_configured).',
+    summary: 'One ClickHouse-style SELECT over the rate-limit tables (ratelimits_v1 and its rollups), confined to the workspace and the namespaces the root key may read_analytics.',
     kind: 'mgmt',
     request: analyticsSchemas.analyticsRequest,
     response: analyticsSchemas.analyticsResponse,

@@ -18,12 +18,14 @@
 //! drawn again then).
 
 use std::borrow::Cow;
+use std::time::Instant;
 
 use super::args::{bool_arg, buffer_arg, buffer_mut_arg, int_arg, str_arg};
 use super::{bad, Error};
 use crate::body;
 use crate::context::{self, Context};
 use crate::counterlog;
+use crate::events;
 use crate::hot::{self, Effect, Scratch};
 use crate::limit::{self, LimitError, LimitRequest};
 use crate::napi::{napi_value, Env};
@@ -59,8 +61,10 @@ struct Served {
 /// Runs an evaluation with this thread's scratch buffers under the request id of `ctx` (or
 /// the next of this thread's ids) and returns the reply as a JS string, with the effect; or,
 /// when the evaluation left a need (hot::Scratch::need), that need, having changed nothing.
-fn answer(env: Env, ctx: &Context<'_>, call: impl FnOnce(&mut Scratch) -> Result<Effect, Error>) -> Result<Served, Error> {
+fn answer(env: Env, ctx: &Context<'_>, kind: u8, body: &[u8], call: impl FnOnce(&mut Scratch) -> Result<Effect, Error>) -> Result<Served, Error> {
     hot::with_scratch(|scratch| {
+        let started = (ctx.events && events::on()).then(Instant::now);
+        scratch.subject.clear();
         match ctx.request_id {
             Some(id) => scratch.envelope(id),
             None => scratch.envelope(reqid::next().as_str()),
@@ -74,7 +78,13 @@ fn answer(env: Env, ctx: &Context<'_>, call: impl FnOnce(&mut Scratch) -> Result
             return Ok(Served { reply: env.string_from_utf8(&scratch.need)?, effect, needs: context::NEEDS_CLUSTER });
         }
         match env.string_from_utf8(scratch.reply()) {
-            Ok(reply) => Ok(Served { reply, effect, needs: if scratch.paid_used { context::PAID_USED } else { 0 } }),
+            Ok(reply) => {
+                if let Some(started) = started {
+                    let latency_us = started.elapsed().as_micros().min(u32::MAX as u128) as u32;
+                    events::record(&events::Event { kind, time_ms: ctx.now_ms, latency_us, workspace_id: ctx.workspace_id.as_bytes(), request_id: &scratch.request_id, subject: &scratch.subject, body, reply: &scratch.out });
+                }
+                Ok(Served { reply, effect, needs: if scratch.paid_used { context::PAID_USED } else { 0 } })
+            }
             Err(status) => {
                 // JS learns of a batch this call opened only from its effect: without a
                 // reply, the batch must not stay open.
@@ -140,7 +150,7 @@ pub fn verify_key(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error>
     entry(env, args, |ctx, request| {
         let Some(b) = body::verify(request) else { return Ok(None) };
         let req = verify::Request { workspace_id: ctx.workspace_id, allowed_apis: ctx.scope, key: b.key.as_bytes(), cost: b.cost, query: b.permissions.as_deref(), named: b.named, now_ms: ctx.now_ms, credits: ctx.credits, windows: ctx.windows };
-        answer(env, ctx, |scratch| verify::verify(&req, scratch).map_err(verify_error)).map(Some)
+        answer(env, ctx, events::VERIFY, request, |scratch| verify::verify(&req, scratch).map_err(verify_error)).map(Some)
     })
 }
 
@@ -150,7 +160,11 @@ pub fn limit(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
         let Some(b) = body::limit(request) else { return Ok(None) };
         let Some(id) = namespace_in_scope(ctx, &b.namespace)? else { return Ok(None) };
         let req = LimitRequest { namespace_id: Cow::Borrowed(&*id), ..b.request };
-        answer(env, ctx, |scratch| limit::limit(std::slice::from_ref(&req), None, ctx.now_ms, ctx.windows, scratch).map_err(limit_error)).map(Some)
+        answer(env, ctx, events::LIMIT, request, |scratch| {
+            scratch.subject.extend_from_slice(id.as_bytes());
+            limit::limit(std::slice::from_ref(&req), None, ctx.now_ms, ctx.windows, scratch).map_err(limit_error)
+        })
+        .map(Some)
     })
 }
 
@@ -162,7 +176,16 @@ pub fn multi_limit(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error
         let Some(ids) = items.iter().map(|b| namespace_in_scope(ctx, &b.namespace)).collect::<Result<Option<Vec<_>>, Error>>()? else { return Ok(None) };
         let names: Vec<&str> = items.iter().map(|b| &*b.namespace).collect();
         let reqs: Vec<LimitRequest<'_>> = items.iter().zip(&ids).map(|(b, id)| LimitRequest { namespace_id: Cow::Borrowed(&**id), identifier: Cow::Borrowed(&*b.request.identifier), ..b.request }).collect();
-        answer(env, ctx, |scratch| limit::limit(&reqs, Some(&names), ctx.now_ms, ctx.windows, scratch).map_err(limit_error)).map(Some)
+        answer(env, ctx, events::MULTI_LIMIT, request, |scratch| {
+            for (i, id) in ids.iter().enumerate() {
+                if i > 0 {
+                    scratch.subject.push(b'\n');
+                }
+                scratch.subject.extend_from_slice(id.as_bytes());
+            }
+            limit::limit(&reqs, Some(&names), ctx.now_ms, ctx.windows, scratch).map_err(limit_error)
+        })
+        .map(Some)
     })
 }
 

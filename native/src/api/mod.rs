@@ -1,7 +1,7 @@
 //! The JS-facing side of the native module: the one boundary (`boundary`) that turns errors
 //! and Rust panics into JS exceptions with a `code`, argument readers (`args`), and the
 //! exports, thin wrappers over plain Rust modules: the store API (`store`), a key's credits
-//! and this node's leases of them (`credits`), the windows a cluster shares through Redis
+//! and this node's leases of them (`credits`), the analytics events buffer (`events`), the windows a cluster shares through Redis
 //! (`windows`) and the hot procedures (`hot`). lib.rs lists them.
 
 use std::any::Any;
@@ -12,6 +12,7 @@ use crate::store::StoreError;
 
 mod args;
 pub mod credits;
+pub mod events;
 pub mod hot;
 pub mod store;
 pub mod windows;

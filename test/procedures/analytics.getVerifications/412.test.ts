@@ -1,6 +1,7 @@
-// The analytics procedures (analytics.getVerifications, analytics.getRatelimits): keyward keeps
-// no events, so once the body and the root key's read_analytics grant pass, both are 412
-// analytics_not_configured (the SDK's typed PreconditionFailed error where it declares one).
+// The analytics procedures (analytics.getVerifications, analytics.getRatelimits) with
+// analytics off (KEYWARD_ANALYTICS=off): once the body and the root key's read_analytics
+// grant pass, both are 412 analytics_not_configured (the SDK's typed PreconditionFailed error
+// where it declares one). With analytics on: test/analytics/.
 import { Unkey } from '@unkey/api';
 import * as errors from '@unkey/api/models/errors';
 import { describe, expect, it } from 'vitest';
@@ -8,13 +9,13 @@ import { expect403 } from '../../helpers/keys.js';
 import { liveServer } from '../../helpers/live.js';
 import { call, expectError, rootKeyWith } from '../../helpers/server.js';
 
-const srv = liveServer();
+const srv = liveServer({ env: { KEYWARD_ANALYTICS: 'off' } });
 const QUERY = 'SELECT COUNT(*) FROM key_verifications_v1';
 
 describe('analytics', () => {
   it.each(['analytics.getVerifications', 'analytics.getRatelimits'])('%s → 412 analytics_not_configured', async (procedure) => {
     const error = expectError(await call(srv(), procedure, { query: QUERY }), 412, 'analytics_not_configured');
-    expect(error.detail).toMatch(/keeps no/);
+    expect(error.detail).toMatch(/KEYWARD_ANALYTICS=off/);
   });
 
   it.each(['analytics.getVerifications', 'analytics.getRatelimits'])('%s checks its body first (400)', async (procedure) => {

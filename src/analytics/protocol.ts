@@ -1,0 +1,47 @@
+// What the serving threads and the analytics worker (worker.ts) say to each other, and the
+// worker's settings (from Config) and statistics (a shared buffer /metrics reads).
+import type { MessagePort } from 'node:worker_threads';
+import type { ErrorName } from '../errors/catalogue.js';
+import type { ValidationItem } from '../errors/apiError.js';
+import type { AnalyticsConfig } from '../config.js';
+
+/** What the worker needs: the data dir and the configuration (config.ts AnalyticsConfig). */
+export interface AnalyticsSettings extends AnalyticsConfig {
+  readonly dataDir: string;
+}
+
+/** A query's scope (dialect.ts Scope): what the root key may read. */
+export interface QueryScope {
+  readonly workspaceId: string;
+  readonly kind: 'verifications' | 'ratelimits';
+  readonly ids?: readonly string[];
+}
+
+export interface QueryRequest {
+  readonly id: number;
+  readonly query: string;
+  readonly scope: QueryScope;
+  readonly rootKeyId: string;
+}
+
+/** A refusal as data (an ApiError does not cross a MessagePort): errors.ts rebuiltError makes it one again. */
+export interface TransportedError {
+  readonly name: ErrorName;
+  readonly detail: string;
+  readonly errors?: ValidationItem[];
+}
+
+export type QueryReply = { readonly id: number; readonly rows: Record<string, unknown>[] } | { readonly id: number; readonly error: TransportedError };
+
+export type WorkerMessage =
+  | { type: 'query'; request: QueryRequest }
+  | { type: 'reply'; reply: QueryReply }
+  | { type: 'port'; port: MessagePort }
+  | { type: 'stop' }
+  | { type: 'stopped' }
+  | { type: 'ready' }
+  | { type: 'log'; level: 'warn' | 'error'; msg: string; fields: Record<string, unknown> };
+
+/** Slots of the worker's statistics (a Float64Array over a SharedArrayBuffer). */
+export const STAT = { written: 0, failed: 1, unreadable: 2, lagMs: 3, batchMs: 4 } as const;
+export const STAT_SLOTS = 5;

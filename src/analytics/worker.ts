@@ -1,0 +1,148 @@
+// The analytics worker (docs/analytics.md): one worker thread per process owns the DuckDB
+// database. Every INGEST_MS it takes the events the engine buffered (native eventsDrain,
+// shared by every thread of the process) and writes them; it answers the analytics queries
+// the serving threads post to it (host.ts), each on a connection of its own, within the
+// limits. Nothing here runs on a serving thread.
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { join } from 'node:path';
+import { native } from '../engine/native.js';
+import { ApiError } from '../errors/apiError.js';
+import { invalidAnalyticsQuery, queryExecutionTimeout, queryMemoryLimitExceeded, queryQuotaExceeded, queryRowsLimitExceeded } from '../errors/errors.js';
+import { AnalyticsDatabase, DATABASE_FILE, jsonValue } from './database.js';
+import { readEvents } from './events.js';
+import { translate, type SqlParser } from './dialect.js';
+import { STAT, type AnalyticsSettings, type QueryReply, type QueryRequest, type WorkerMessage } from './protocol.js';
+
+const settings = (workerData as { settings: AnalyticsSettings }).settings;
+const stats = new Float64Array((workerData as { stats: SharedArrayBuffer }).stats);
+
+/** How often the buffered events are written: well inside the 2 s within which an event is queryable. */
+const INGEST_MS = 250;
+/** DuckDB's threads: one; the serving threads keep the cores. */
+const DUCKDB_THREADS = 1;
+
+const db = await AnalyticsDatabase.open(join(settings.dataDir, DATABASE_FILE), { memoryLimit: `${settings.memoryMb}MB`, threads: DUCKDB_THREADS, region: settings.region });
+/** DuckDB's parser on `con` (dialect.ts reads and prints queries through it). */
+function parserOn(con: DuckDBConnection): SqlParser {
+  const one = async (sql: string, arg: string): Promise<string> => {
+    const p = await con.prepare(sql);
+    p.bindVarchar(1, arg);
+    return String((await p.runAndReadAll()).getRows()[0]?.[0] ?? '');
+  };
+  return {
+    serialize: (query) => one('SELECT json_serialize_sql($1::VARCHAR)', query),
+    deserialize: (ast) => one('SELECT json_deserialize_sql($1::JSON)', ast),
+  };
+}
+
+// ── ingestion ────────────────────────────────────────────────────────────────────────
+
+let ingesting: Promise<void> = Promise.resolve();
+
+/** Writes what the engine buffered; one batch at a time. */
+function ingest(): Promise<void> {
+  ingesting = ingesting.then(async () => {
+    const buf = native.eventsDrain();
+    if (buf.length === 0) return;
+    const started = Date.now();
+    const rows = readEvents(buf);
+    const count = rows.verifications.length + rows.ratelimits.length;
+    try {
+      await db.ingest(rows);
+      stats[STAT.written] = (stats[STAT.written] ?? 0) + count;
+    } catch (err) {
+      // DuckDB refused the batch (its disk full, say): the batch is lost and counted.
+      stats[STAT.failed] = (stats[STAT.failed] ?? 0) + count;
+      port0.postMessage({ type: 'log', level: 'warn', msg: 'analytics: a batch of events could not be written', fields: { events: count, error: (err as Error).message } } satisfies WorkerMessage);
+    }
+    stats[STAT.unreadable] = (stats[STAT.unreadable] ?? 0) + rows.unreadable;
+    // Records are buffered in the order they were decided: the batch's first is its oldest.
+    const oldest = rows.verifications[0]?.time ?? rows.ratelimits[0]?.time;
+    stats[STAT.lagMs] = oldest === undefined ? 0 : Date.now() - oldest;
+    stats[STAT.batchMs] = Date.now() - started;
+  });
+  return ingesting;
+}
+
+async function retain(): Promise<void> {
+  await (ingesting = ingesting.then(() => db.retain(Date.now(), settings.retentionDays)).catch(() => undefined));
+}
+
+// ── queries ──────────────────────────────────────────────────────────────────────────
+
+/** Queries per root key in the current hour (query_quota_exceeded beyond settings.queriesPerHour). */
+const quota = new Map<string, { hour: number; used: number }>();
+
+function takeQuota(rootKeyId: string, nowMs: number): void {
+  const hour = Math.floor(nowMs / 3_600_000);
+  const q = quota.get(rootKeyId);
+  if (q === undefined || q.hour !== hour) quota.set(rootKeyId, { hour, used: 1 });
+  else if (++q.used > settings.queriesPerHour) throw queryQuotaExceeded(settings.queriesPerHour);
+  if (quota.size > 10_000) for (const [k, v] of quota) if (v.hour !== hour) quota.delete(k);
+}
+
+/** The rows of a query, or the ApiError that refused it (as data: it crosses a MessagePort). */
+async function query(req: QueryRequest): Promise<QueryReply> {
+  try {
+    takeQuota(req.rootKeyId, Date.now());
+    // A connection per query: parsed and run on it, and interrupting it stops only this query.
+    const con = await db.connect();
+    try {
+      return { id: req.id, rows: await run(con, await translate(req.query, req.scope, parserOn(con))) };
+    } finally {
+      con.closeSync();
+    }
+  } catch (err) {
+    const refusal = err instanceof ApiError ? err : invalidAnalyticsQuery((err as Error).message.slice(0, 500));
+    return { id: req.id, error: { name: refusal.errorName, detail: refusal.detail, ...(refusal.errors === undefined ? {} : { errors: refusal.errors }) } };
+  }
+}
+
+/** Runs translated SQL on `con`, stopped after the timeout. */
+async function run(con: DuckDBConnection, sql: string): Promise<Record<string, unknown>[]> {
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    con.interrupt();
+  }, settings.queryTimeoutMs);
+  try {
+    const reader = await con.runAndReadAll(sql);
+    if (reader.currentRowCount > settings.maxRows) throw queryRowsLimitExceeded(reader.currentRowCount, settings.maxRows);
+    const names = reader.columnNames();
+    return reader.getRows().map((row) => Object.fromEntries(row.map((v, i) => [names[i] as string, jsonValue(v)])));
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    const message = (err as Error).message;
+    if (timedOut || /INTERRUPT/i.test(message)) throw queryExecutionTimeout(settings.queryTimeoutMs);
+    if (/out of memory/i.test(message)) throw queryMemoryLimitExceeded(settings.memoryMb);
+    // What DuckDB refuses once the dialect let it through: a column that does not exist, a type mismatch.
+    throw invalidAnalyticsQuery(message.replace(/\s+/g, ' ').slice(0, 500));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function serve(port: MessagePort): void {
+  port.on('message', (msg: WorkerMessage) => {
+    if (msg.type === 'query') void query(msg.request).then((reply) => port.postMessage({ type: 'reply', reply } satisfies WorkerMessage));
+    else if (msg.type === 'port') serve(msg.port);
+    else if (msg.type === 'stop') void stop();
+  });
+}
+
+async function stop(): Promise<void> {
+  clearInterval(ingestTimer);
+  clearInterval(retainTimer);
+  await ingest();
+  await db.checkpoint().catch(() => undefined);
+  db.close();
+  port0.postMessage({ type: 'stopped' } satisfies WorkerMessage);
+}
+
+const port0 = parentPort as unknown as MessagePort;
+serve(port0);
+const ingestTimer = setInterval(() => void ingest(), INGEST_MS);
+const retainTimer = setInterval(() => void retain(), 3_600_000);
+void retain();
+port0.postMessage({ type: 'ready' } satisfies WorkerMessage);

@@ -1,0 +1,153 @@
+// Analytics on a live server (docs/analytics.md): every verifyKey / limit / multiLimit
+// decision becomes an event in DuckDB, queryable through analytics.getVerifications and
+// getRatelimits in Unkey's dialect, confined to the root key's workspace and grants.
+import { Unkey } from '@unkey/api';
+import { describe, expect, it } from 'vitest';
+import { liveServer } from '../helpers/live.js';
+import { call, createApi, expectError, foreignRootKey, get, rootKeyWith, startServer, type Server } from '../helpers/server.js';
+
+const srv = liveServer();
+
+type Row = Record<string, unknown>;
+
+/** The rows of `query`, once `ready` holds for them (events are written within a second or so). */
+async function rowsWhen(server: Pick<Server, 'url' | 'rootKey'>, procedure: string, query: string, ready: (rows: Row[]) => boolean, rootKey?: string): Promise<Row[]> {
+  const until = Date.now() + 5_000;
+  for (;;) {
+    const res = await call(server, procedure, { query }, rootKey === undefined ? {} : { rootKey });
+    expect(res.status, res.text).toBe(200);
+    const rows = res.json.data as Row[];
+    if (ready(rows) || Date.now() > until) return rows;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function key(server: Server, apiId: string, extra: Record<string, unknown> = {}): Promise<{ key: string; keyId: string }> {
+  const res = await call(server, 'keys.createKey', { apiId, ...extra });
+  expect(res.status, res.text).toBe(200);
+  return res.json.data as { key: string; keyId: string };
+}
+
+describe('analytics, live', () => {
+  it('records every verification with Unkey columns; raw rows and rollups agree', async () => {
+    const apiId = await createApi(srv());
+    const a = await key(srv(), apiId, { externalId: 'cust_a', credits: { remaining: 3 } });
+    const b = await key(srv(), apiId, { enabled: false });
+    for (let i = 0; i < 5; i++) await call(srv(), 'keys.verifyKey', { key: a.key, tags: ['path=/a', `i=${i % 2}`] });
+    await call(srv(), 'keys.verifyKey', { key: b.key });
+    await call(srv(), 'keys.verifyKey', { key: 'sk_nothing_like_it' });
+    const where = `key_space_id = '${apiId}'`;
+    const rows = await rowsWhen(srv(), 'analytics.getVerifications', `SELECT outcome, count(*) AS n, sum(spent_credits) AS spent FROM key_verifications_v1 WHERE ${where} GROUP BY outcome ORDER BY outcome`, (r) => r.reduce((s, x) => s + Number(x.n), 0) >= 6);
+    expect(rows).toEqual([
+      { outcome: 'DISABLED', n: 1, spent: 0 },
+      { outcome: 'USAGE_EXCEEDED', n: 2, spent: 0 },
+      { outcome: 'VALID', n: 3, spent: 3 },
+    ]);
+    const raw = await call(srv(), 'analytics.getVerifications', { query: `SELECT key_id, external_id, tags, region, source, time FROM key_verifications_v1 WHERE ${where} AND outcome = 'VALID' ORDER BY time LIMIT 1` });
+    const first = (raw.json.data as Row[])[0] as Row;
+    expect(first).toMatchObject({ key_id: a.keyId, external_id: 'cust_a', tags: ['path=/a', 'i=0'], region: 'local', source: 'api' });
+    expect(typeof first.time).toBe('number');
+    for (const grain of ['minute', 'hour', 'day', 'month']) {
+      const rolled = await call(srv(), 'analytics.getVerifications', { query: `SELECT outcome, sum(count) AS n, sum(spent_credits) AS spent FROM key_verifications_per_${grain}_v1 WHERE ${where} GROUP BY outcome ORDER BY outcome` });
+      expect(rolled.json.data, grain).toEqual(rows);
+    }
+    const hour = await call(srv(), 'analytics.getVerifications', { query: `SELECT time FROM key_verifications_per_hour_v1 WHERE ${where} LIMIT 1` });
+    expect((hour.json.data as Row[])[0]?.time).toMatch(/^\d{4}-\d\d-\d\d \d\d:00:00$/);
+    const day = await call(srv(), 'analytics.getVerifications', { query: `SELECT time FROM key_verifications_per_day_v1 WHERE ${where} LIMIT 1` });
+    expect((day.json.data as Row[])[0]?.time).toMatch(/^\d{4}-\d\d-\d\d$/);
+  });
+
+  it('records limit and multiLimit decisions in ratelimits_v1', async () => {
+    const ns = `ns_${Date.now()}`;
+    for (let i = 0; i < 3; i++) await call(srv(), 'ratelimits.limit', { namespace: ns, identifier: 'u1', limit: 2, duration: 60_000 });
+    await call(srv(), 'ratelimits.multiLimit', [{ namespace: ns, identifier: 'u2', limit: 5, duration: 60_000, cost: 2 }]);
+    const rows = await rowsWhen(srv(), 'analytics.getRatelimits', `SELECT identifier, countIf(passed) AS passed, count(*) AS total, sum(tokens) AS tokens FROM ratelimits_v1 WHERE identifier IN ('u1', 'u2') GROUP BY identifier ORDER BY identifier`, (r) => r.reduce((s, x) => s + Number(x.total), 0) >= 4);
+    expect(rows).toEqual([
+      { identifier: 'u1', passed: 2, total: 3, tokens: 3 },
+      { identifier: 'u2', passed: 1, total: 1, tokens: 2 },
+    ]);
+    const rolled = await call(srv(), 'analytics.getRatelimits', { query: `SELECT identifier, sum(passed) AS passed, sum(total) AS total FROM ratelimits_per_minute_v1 WHERE identifier IN ('u1', 'u2') GROUP BY identifier ORDER BY identifier` });
+    expect(rolled.json.data).toEqual([
+      { identifier: 'u1', passed: 2, total: 3 },
+      { identifier: 'u2', passed: 1, total: 1 },
+    ]);
+  });
+
+  it('X-Unkey-Metrics: disabled leaves no event', async () => {
+    const apiId = await createApi(srv());
+    const k = await key(srv(), apiId);
+    await call(srv(), 'keys.verifyKey', { key: k.key }, { headers: { 'X-Unkey-Metrics': 'disabled' } });
+    await call(srv(), 'keys.verifyKey', { key: k.key });
+    const rows = await rowsWhen(srv(), 'analytics.getVerifications', `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'`, (r) => Number(r[0]?.n) >= 1);
+    await new Promise((r) => setTimeout(r, 600));
+    const again = await call(srv(), 'analytics.getVerifications', { query: `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'` });
+    expect(rows).toEqual([{ n: 1 }]);
+    expect(again.json.data).toEqual([{ n: 1 }]);
+  });
+
+  it('a root key reads only its workspace, and only the APIs it may read_analytics', async () => {
+    const [api1, api2] = [await createApi(srv()), await createApi(srv())];
+    const [k1, k2] = [await key(srv(), api1), await key(srv(), api2)];
+    await call(srv(), 'keys.verifyKey', { key: k1.key });
+    await call(srv(), 'keys.verifyKey', { key: k2.key });
+    const q = `SELECT key_space_id, count(*) AS n FROM key_verifications_v1 WHERE key_space_id IN ('${api1}', '${api2}') GROUP BY key_space_id ORDER BY key_space_id`;
+    await rowsWhen(srv(), 'analytics.getVerifications', q, (r) => r.length === 2);
+    const scoped = await rootKeyWith(srv(), [`api.${api1}.read_analytics`]);
+    const mine = await call(srv(), 'analytics.getVerifications', { query: q }, { rootKey: scoped.key });
+    expect(mine.json.data).toEqual([{ key_space_id: api1, n: 1 }]);
+    const none = await call(srv(), 'analytics.getVerifications', { query: 'SELECT count(*) AS n FROM key_verifications_v1' }, { rootKey: await foreignRootKey(srv()) });
+    expect(none.json.data).toEqual([{ n: 0 }]);
+  });
+
+  it('refuses what is not a SELECT over its tables, and keeps serving', async () => {
+    expectError(await call(srv(), 'analytics.getVerifications', { query: "SELECT * FROM read_csv('/etc/passwd')" }), 400, 'invalid_analytics_table');
+    expectError(await call(srv(), 'analytics.getVerifications', { query: 'SELECT count(*) FROM ratelimits_v1' }), 400, 'invalid_analytics_table');
+    expectError(await call(srv(), 'analytics.getVerifications', { query: 'DELETE FROM key_verifications_v1' }), 400, 'invalid_analytics_query_type');
+    expectError(await call(srv(), 'analytics.getVerifications', { query: "SELECT getenv('HOME')" }), 400, 'invalid_analytics_function');
+    expectError(await call(srv(), 'analytics.getVerifications', { query: 'SELEC 1' }), 400, 'invalid_analytics_query');
+    expect((await call(srv(), 'analytics.getVerifications', { query: 'SELECT 1 AS one' })).json.data).toEqual([{ one: 1 }]);
+  });
+
+  it('the SDK reads analytics unchanged, and /metrics counts the events', async () => {
+    const unkey = new Unkey({ serverURL: srv().url, rootKey: srv().rootKey, retryConfig: { strategy: 'none' } });
+    const res = await unkey.analytics.getVerifications({ query: 'SELECT count(*) AS n FROM key_verifications_v1' });
+    expect(Number((res.data[0] as Row).n)).toBeGreaterThan(0);
+    const metrics = (await get(srv(), '/metrics')).text;
+    expect(metrics).toMatch(/^keyward_analytics_events_written_total [1-9]/m);
+    expect(metrics).toMatch(/^keyward_analytics_events_dropped_total 0$/m);
+  });
+});
+
+describe('analytics, lifecycle', () => {
+  it('SIGTERM right after the replies loses no event; KEYWARD_ANALYTICS=off answers 412', async () => {
+    const server = await startServer();
+    const apiId = await createApi(server);
+    const k = await key(server, apiId);
+    await Promise.all(Array.from({ length: 200 }, () => call(server, 'keys.verifyKey', { key: k.key })));
+    expect(await server.stop()).toBe(0);
+    const again = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey });
+    const rows = await call(again, 'analytics.getVerifications', { query: `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'` });
+    expect(rows.json.data).toEqual([{ n: 200 }]);
+    await again.stop();
+    const off = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env: { KEYWARD_ANALYTICS: 'off' } });
+    expectError(await call(off, 'analytics.getVerifications', { query: 'SELECT 1' }), 412, 'analytics_not_configured');
+    await off.stop();
+  });
+
+  it('a burst beyond the buffer drops events and counts them, never holding more than the buffer', async () => {
+    const server = await startServer({ env: { KEYWARD_ANALYTICS_BUFFER_BYTES: '8192' } });
+    const apiId = await createApi(server);
+    const k = await key(server, apiId);
+    await Promise.all(Array.from({ length: 1_000 }, () => call(server, 'keys.verifyKey', { key: k.key })));
+    const metric = async (name: string): Promise<number> => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec((await get(server, '/metrics')).text)?.[1]);
+    const until = Date.now() + 5_000;
+    while ((await metric('keyward_analytics_buffered_bytes')) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 500));
+    const [written, dropped] = [await metric('keyward_analytics_events_written_total'), await metric('keyward_analytics_events_dropped_total')];
+    expect(dropped).toBeGreaterThan(0);
+    expect(written + dropped).toBe(1_000);
+    const rows = await call(server, 'analytics.getVerifications', { query: `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'` });
+    expect(rows.json.data).toEqual([{ n: written }]);
+    await server.stop();
+  });
+});
