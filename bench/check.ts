@@ -50,14 +50,18 @@ const records = checkRecords(0);
 const recordsS = (performance.now() - t) / 1000;
 native.close();
 
-// The start-up check: pages, then the store read into memory, then records with half the budget, as serve runs them (serve's warm has a budget of its own).
+// The start-up check as serve runs it: pages with half the budget, then (after serve has read
+// the store into memory, which it does before listening whether it checks or not) records
+// with the other half.
 t = performance.now();
 const startPages = checkPages(dataDir, DEFAULT_START_CHECK_MS / 2);
+let startS = (performance.now() - t) / 1000;
 native.open(dataDir, false, 0, statSync(join(dataDir, DATA_FILE)).size);
-native.warm(DEFAULT_START_CHECK_MS);
+native.warm(3_600_000);
+t = performance.now();
 const startRecords = checkRecords(DEFAULT_START_CHECK_MS / 2);
+startS += (performance.now() - t) / 1000;
 native.close();
-const startS = (performance.now() - t) / 1000;
 
 const MiB = 1024 * 1024;
 process.stdout.write(
@@ -70,6 +74,6 @@ process.stdout.write(
     `| pages alone (check.rs walk) | ${pagesS.toFixed(2)} | ${pages.pages.toLocaleString('en-US')} pages, complete: ${pages.complete} |`,
     `| reading the store into memory (native warm, as serve does before it listens) | ${warmS.toFixed(2)} | ${(report.usedBytes / MiB).toFixed(0)} MiB |`,
     `| records alone (decode + cross references) | ${recordsS.toFixed(2)} | ${records.records.toLocaleString('en-US')} records, complete: ${records.complete} |`,
-    `| start-up check (KEYWARD_START_CHECK_MS=${DEFAULT_START_CHECK_MS}) | ${startS.toFixed(2)} | pages complete: ${startPages.complete}, records ${startRecords.records.toLocaleString('en-US')} (complete: ${startRecords.complete}) |`,
+    `| start-up check (KEYWARD_START_CHECK_MS=${DEFAULT_START_CHECK_MS}; the store already in memory) | ${startS.toFixed(2)} | pages complete: ${startPages.complete}, records ${startRecords.records.toLocaleString('en-US')} (complete: ${startRecords.complete}) |`,
   ].join('\n') + '\n',
 );

@@ -5,6 +5,8 @@
 //   npm run bench:limit [-- --identifiers 1000000 --duration 10 --connections 64 --rounds 3]
 //   --baseline <checkout>: also another build of keyward (an older commit's checkout, built),
 //   prefilled alike and alternated with the rest, for an A/B of two builds in one run.
+//   --analytics-off 1: also this build with KEYWARD_ANALYTICS=off, alternated with the rest:
+//   what recording analytics events costs the hot path (analytics on ÷ off per round).
 import { native } from '../src/engine/native.js';
 import { runWrk } from './lib/wrk.js';
 import { startEcho, startKeyward } from './lib/procs.js';
@@ -20,6 +22,7 @@ const connections = arg('connections', 64);
 const rounds = arg('rounds', 3);
 
 const baseline = textArg('baseline');
+const analyticsOff = arg('analytics-off', 0) !== 0;
 const manyBody = `'{"namespace":"bench","identifier":"user_' .. math.random(${identifiers}) .. '","limit":1000000,"duration":3600000}'`;
 const hotBody = JSON.stringify({ namespace: 'bench', identifier: 'hot', limit: 1_000_000_000, duration: 3_600_000 });
 
@@ -28,8 +31,8 @@ const hotBody = JSON.stringify({ namespace: 'bench', identifier: 'hot', limit: 1
  * window (the steady state of that many live callers; wrk then draws them at random,
  * user_1 … user_<identifiers>), with what the windows cost it on disk and in memory.
  */
-async function prefilled(checkout?: string) {
-  const keyward = await startKeyward({}, checkout);
+async function prefilled(checkout?: string, env: Record<string, string> = {}) {
+  const keyward = await startKeyward(env, checkout);
   const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${keyward.rootKey}` };
   const base = `http://127.0.0.1:${keyward.port}`;
   const sample = await (await fetch(`${base}/v2/ratelimits.limit`, { method: 'POST', headers, body: hotBody })).text();
@@ -51,6 +54,7 @@ async function prefilled(checkout?: string) {
 
 const current = await prefilled();
 const other = baseline === undefined ? undefined : await prefilled(baseline);
+const off = analyticsOff ? await prefilled(undefined, { KEYWARD_ANALYTICS: 'off' }) : undefined;
 const { sample, headers, indexBytes, before } = current;
 const echo = await startEcho(Buffer.byteLength(sample));
 let report;
@@ -68,10 +72,16 @@ try {
     { measured: { name: `${who}, identifiers from ${identifiers.toLocaleString('en-US')}`, run: many(`${k.base}/v2/ratelimits.limit`, k.headers), pid: k.keyward.child.pid }, ceiling: manyEcho },
     { measured: { name: `${who}, one hot identifier`, run: hot(`${k.base}/v2/ratelimits.limit`, k.headers), pid: k.keyward.child.pid }, ceiling: hotEcho },
   ]);
+  if (off !== undefined) {
+    const [manyOn, hotOn] = [pairs[0]?.measured, pairs[1]?.measured] as [Pair['measured'], Pair['measured']];
+    pairs.push({ measured: manyOn, ceiling: { name: `keyward KEYWARD_ANALYTICS=off, identifiers from ${identifiers.toLocaleString('en-US')}`, run: many(`${off.base}/v2/ratelimits.limit`, off.headers), pid: off.keyward.child.pid } });
+    pairs.push({ measured: hotOn, ceiling: { name: 'keyward KEYWARD_ANALYTICS=off, one hot identifier', run: hot(`${off.base}/v2/ratelimits.limit`, off.headers), pid: off.keyward.child.pid } });
+  }
   report = alternate(rounds, durationS, pairs);
 } finally {
   await current.keyward.stop();
   await other?.keyward.stop();
+  await off?.keyward.stop();
   await echo.stop();
 }
 openStore(current.keyward.dataDir);

@@ -5,6 +5,8 @@
 //   npm run bench:verify [-- --keys 100000 --duration 10 --connections 64 --threads 1 --rounds 3]
 //   --baseline <checkout>: also another build of keyward (an older commit's checkout, built),
 //   seeded alike and alternated with the rest, for an A/B of two builds in one run.
+//   --analytics-off 1: also this build with KEYWARD_ANALYTICS=off, alternated with the rest:
+//   what recording analytics events costs the hot path (analytics on ÷ off per round).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/engine/native.js';
@@ -19,10 +21,11 @@ const connections = arg('connections', 64);
 const serverThreads = arg('threads', 1);
 const rounds = arg('rounds', 3);
 const baseline = textArg('baseline');
+const analyticsOff = arg('analytics-off', 0) !== 0;
 
 /** A keyward (this build, or the baseline's) with its own store of `keys` seeded keys. */
-async function seeded(checkout?: string) {
-  const keyward = await startKeyward({ KEYWARD_THREADS: String(serverThreads) }, checkout);
+async function seeded(checkout?: string, env: Record<string, string> = {}) {
+  const keyward = await startKeyward({ KEYWARD_THREADS: String(serverThreads), ...env }, checkout);
   const headers = { 'Content-Type': 'application/json', Authorization: `Bearer ${keyward.rootKey}` };
   const base = `http://127.0.0.1:${keyward.port}`;
   const created = await fetch(`${base}/v2/apis.createApi`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench' }) });
@@ -41,16 +44,19 @@ async function seeded(checkout?: string) {
 
 const current = await seeded();
 const other = baseline === undefined ? undefined : await seeded(baseline);
+const off = analyticsOff ? await seeded(undefined, { KEYWARD_ANALYTICS: 'off' }) : undefined;
 const echo = await startEcho(Buffer.byteLength(current.sample));
 let report;
 try {
   const ceiling = { name: `bare uWS echo (${Buffer.byteLength(current.sample)}-byte reply)`, run: current.run(`http://127.0.0.1:${echo.port}/v2/keys.verifyKey`) };
   const pairs: Pair[] = [{ measured: { name: 'keyward keys.verifyKey', run: current.run(`${current.base}/v2/keys.verifyKey`), pid: current.keyward.child.pid }, ceiling }];
   if (other !== undefined) pairs.push({ measured: { name: `baseline keyward keys.verifyKey (${baseline})`, run: other.run(`${other.base}/v2/keys.verifyKey`), pid: other.keyward.child.pid }, ceiling });
+  if (off !== undefined) pairs.push({ measured: pairs[0]?.measured as Pair['measured'], ceiling: { name: 'keyward keys.verifyKey, KEYWARD_ANALYTICS=off', run: off.run(`${off.base}/v2/keys.verifyKey`), pid: off.keyward.child.pid } });
   report = alternate(rounds, durationS, pairs);
 } finally {
   await current.keyward.stop();
   await other?.keyward.stop();
+  await off?.keyward.stop();
   await echo.stop();
 }
 process.stdout.write(
