@@ -5,8 +5,9 @@
 //   npm run bench:limit [-- --identifiers 1000000 --duration 10 --connections 64 --rounds 3]
 //   --baseline <checkout>: also another build of keyward (an older commit's checkout, built),
 //   prefilled alike and alternated with the rest, for an A/B of two builds in one run.
-//   --analytics-off 1: also this build with KEYWARD_ANALYTICS=off, alternated with the rest:
-//   what recording analytics events costs the hot path (analytics on ÷ off per round).
+//   --analytics 1: keyward with KEYWARD_ANALYTICS=on, and the same build with it off (the
+//   default) alternated with the rest: what recording analytics events costs the hot path
+//   (analytics on ÷ off per round).
 import { native } from '../src/engine/native.js';
 import { runWrk } from './lib/wrk.js';
 import { startEcho, startKeyward } from './lib/procs.js';
@@ -22,7 +23,7 @@ const connections = arg('connections', 64);
 const rounds = arg('rounds', 3);
 
 const baseline = textArg('baseline');
-const analyticsOff = arg('analytics-off', 0) !== 0;
+const analyticsAB = arg('analytics', 0) !== 0;
 const manyBody = `'{"namespace":"bench","identifier":"user_' .. math.random(${identifiers}) .. '","limit":1000000,"duration":3600000}'`;
 const hotBody = JSON.stringify({ namespace: 'bench', identifier: 'hot', limit: 1_000_000_000, duration: 3_600_000 });
 
@@ -52,9 +53,9 @@ async function prefilled(checkout?: string, env: Record<string, string> = {}) {
   return { keyward, headers, base, sample, before, indexBytes };
 }
 
-const current = await prefilled();
+const current = await prefilled(undefined, analyticsAB ? { KEYWARD_ANALYTICS: 'on' } : {});
 const other = baseline === undefined ? undefined : await prefilled(baseline);
-const off = analyticsOff ? await prefilled(undefined, { KEYWARD_ANALYTICS: 'off' }) : undefined;
+const off = analyticsAB ? await prefilled(undefined, { KEYWARD_ANALYTICS: 'off' }) : undefined;
 const { sample, headers, indexBytes, before } = current;
 const echo = await startEcho(Buffer.byteLength(sample));
 let report;

@@ -5,8 +5,9 @@
 //   npm run bench:verify [-- --keys 100000 --duration 10 --connections 64 --threads 1 --rounds 3]
 //   --baseline <checkout>: also another build of keyward (an older commit's checkout, built),
 //   seeded alike and alternated with the rest, for an A/B of two builds in one run.
-//   --analytics-off 1: also this build with KEYWARD_ANALYTICS=off, alternated with the rest:
-//   what recording analytics events costs the hot path (analytics on ÷ off per round).
+//   --analytics 1: keyward with KEYWARD_ANALYTICS=on, and the same build with it off (the
+//   default) alternated with the rest: what recording analytics events costs the hot path
+//   (analytics on ÷ off per round).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../src/engine/native.js';
@@ -21,7 +22,7 @@ const connections = arg('connections', 64);
 const serverThreads = arg('threads', 1);
 const rounds = arg('rounds', 3);
 const baseline = textArg('baseline');
-const analyticsOff = arg('analytics-off', 0) !== 0;
+const analyticsAB = arg('analytics', 0) !== 0;
 
 /** A keyward (this build, or the baseline's) with its own store of `keys` seeded keys. */
 async function seeded(checkout?: string, env: Record<string, string> = {}) {
@@ -42,9 +43,9 @@ async function seeded(checkout?: string, env: Record<string, string> = {}) {
   return { keyward, base, sample, run };
 }
 
-const current = await seeded();
+const current = await seeded(undefined, analyticsAB ? { KEYWARD_ANALYTICS: 'on' } : {});
 const other = baseline === undefined ? undefined : await seeded(baseline);
-const off = analyticsOff ? await seeded(undefined, { KEYWARD_ANALYTICS: 'off' }) : undefined;
+const off = analyticsAB ? await seeded(undefined, { KEYWARD_ANALYTICS: 'off' }) : undefined;
 const echo = await startEcho(Buffer.byteLength(current.sample));
 let report;
 try {

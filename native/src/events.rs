@@ -7,23 +7,21 @@
 //! The buffer is bounded (`set`): a record that does not fit is dropped and counted, so a
 //! worker that falls behind costs events, never memory without bound.
 //!
-//! A record, all numbers little-endian:
+//! A record is one line of JSON, so that DuckDB reads a whole batch in one statement
+//! (src/analytics/database.ts) and no JavaScript runs per event:
 //!
-//! | bytes | field |
-//! |---|---|
-//! | 4 | the record's length, these 4 bytes included |
-//! | 1 | kind: 1 verifyKey, 2 limit, 3 multiLimit |
-//! | 3 | zero |
-//! | 8 | time, i64 ms since the epoch (the time the call decided at) |
-//! | 4 | latency, u32 µs spent deciding (inside the engine) |
-//! | 4+n × 5 | workspace id, request id, subject, request body, reply: each a u32 length and its bytes |
+//! `{"k":KIND,"t":TIME,"l":LATENCY,"w":WORKSPACE,"r":REQUEST_ID,"s":SUBJECT,"b":BODY,"p":REPLY}\n`
 //!
-//! The subject is the API the verified key belongs to (empty: no key of the caller's), or
-//! the namespace ids of a limit / multiLimit, in the request's order, joined by '\n'. The
-//! request body is the JSON the call read, the reply the whole success envelope it answered.
+//! KIND 1 verifyKey, 2 limit, 3 multiLimit; TIME the ms since the epoch the call decided at;
+//! LATENCY the µs it spent deciding (inside the engine); SUBJECT the API the verified key
+//! belongs to (empty: no key of the caller's), or the namespace ids of a limit / multiLimit,
+//! in the request's order, joined by '\n'; BODY the JSON request the call read, REPLY the
+//! whole success envelope it answered (both JSON as they were).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
+
+use crate::json;
 
 pub const VERIFY: u8 = 1;
 pub const LIMIT: u8 = 2;
@@ -59,26 +57,30 @@ pub struct Event<'a> {
     pub reply: &'a [u8],
 }
 
-const HEAD: usize = 4 + 4 + 8 + 4;
-
 /// Appends `e`, or counts it dropped when the buffer is full (or recording is off).
 pub fn record(e: &Event<'_>) {
-    let parts = [e.workspace_id, e.request_id, e.subject, e.body, e.reply];
-    let len = HEAD + parts.iter().map(|p| 4 + p.len()).sum::<usize>();
+    let mut line = Vec::with_capacity(96 + e.workspace_id.len() + e.request_id.len() + e.subject.len() + e.body.len() + e.reply.len());
+    json::raw(&mut line, "{\"k\":");
+    json::int(&mut line, i64::from(e.kind));
+    json::raw(&mut line, ",\"t\":");
+    json::int(&mut line, e.time_ms);
+    json::raw(&mut line, ",\"l\":");
+    json::int(&mut line, i64::from(e.latency_us));
+    for (name, value) in [(",\"w\":", e.workspace_id), (",\"r\":", e.request_id), (",\"s\":", e.subject)] {
+        json::raw(&mut line, name);
+        json::string(&mut line, value);
+    }
+    json::raw(&mut line, ",\"b\":");
+    line.extend_from_slice(e.body);
+    json::raw(&mut line, ",\"p\":");
+    line.extend_from_slice(e.reply);
+    json::raw(&mut line, "}\n");
     let mut buf = BUFFER.lock().unwrap_or_else(|p| p.into_inner());
-    if !on() || buf.len() + len > CAPACITY.load(Ordering::Relaxed) || len > u32::MAX as usize {
+    if !on() || buf.len() + line.len() > CAPACITY.load(Ordering::Relaxed) {
         DROPPED.fetch_add(1, Ordering::Relaxed);
         return;
     }
-    buf.reserve(len);
-    buf.extend_from_slice(&(len as u32).to_le_bytes());
-    buf.extend_from_slice(&[e.kind, 0, 0, 0]);
-    buf.extend_from_slice(&e.time_ms.to_le_bytes());
-    buf.extend_from_slice(&e.latency_us.to_le_bytes());
-    for p in parts {
-        buf.extend_from_slice(&(p.len() as u32).to_le_bytes());
-        buf.extend_from_slice(p);
-    }
+    buf.extend_from_slice(&line);
     RECORDED.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -99,26 +101,20 @@ mod tests {
     use super::*;
 
     fn event(body: &[u8]) -> Event<'_> {
-        Event { kind: VERIFY, time_ms: 7, latency_us: 3, workspace_id: b"ws", request_id: b"req", subject: b"api", body, reply: b"{}" }
+        Event { kind: VERIFY, time_ms: 7, latency_us: 3, workspace_id: b"ws", request_id: b"req", subject: b"a\nb", body, reply: b"{}" }
     }
 
     #[test]
-    fn records_in_the_layout_and_drops_beyond_the_capacity() {
+    fn records_json_lines_and_drops_beyond_the_capacity() {
         set(200);
         drain();
         let (_, dropped_before, _) = counts();
         record(&event(b"{\"key\":\"k\"}"));
-        let one = HEAD + 4 * 5 + 2 + 3 + 3 + 11 + 2;
-        assert_eq!(counts().2, one);
+        let line = "{\"k\":1,\"t\":7,\"l\":3,\"w\":\"ws\",\"r\":\"req\",\"s\":\"a\\nb\",\"b\":{\"key\":\"k\"},\"p\":{}}\n";
+        assert_eq!(counts().2, line.len());
         record(&event(&[b'x'; 150]));
         assert_eq!(counts().1, dropped_before + 1, "beyond the capacity: dropped and counted");
-        let taken = drain();
-        assert_eq!(taken.len(), one);
-        assert_eq!(u32::from_le_bytes(taken[0..4].try_into().unwrap()) as usize, one);
-        assert_eq!(taken[4], VERIFY);
-        assert_eq!(i64::from_le_bytes(taken[8..16].try_into().unwrap()), 7);
-        assert_eq!(&taken[20..24], &2u32.to_le_bytes());
-        assert_eq!(&taken[24..26], b"ws");
+        assert_eq!(String::from_utf8(drain()).unwrap(), line);
         assert!(drain().is_empty());
         set(0);
         record(&event(b"{}"));

@@ -1,36 +1,63 @@
 // The analytics database: DuckDB in the data dir (`analytics.duckdb`), opened by the
-// analytics worker only (worker.ts). Events go in batches: appended to a staging table, then
-// moved, in one transaction, into the raw table and, as partial aggregates, into every
-// rollup; so the rollups always agree with the raw rows, and a batch staged when the process
-// died is moved at the next open.
-import { DuckDBInstance, LIST, VARCHAR, type DuckDBConnection, DuckDBDateValue, DuckDBListValue, DuckDBTimestampValue, DuckDBDecimalValue, type DuckDBValue } from '@duckdb/node-api';
+// analytics worker only (worker.ts). Events come in batches of JSON lines, as the engine
+// buffered them (native/src/events.rs): DuckDB reads the whole batch in one transaction,
+// into staging tables (one row per decision, a multiLimit's limits each), then into the raw
+// tables and, as partial aggregates, into every rollup; so the rollups always agree with the
+// raw rows, and no JavaScript runs per event.
+import { DuckDBInstance, type DuckDBConnection, DuckDBDateValue, DuckDBListValue, DuckDBTimestampValue, DuckDBDecimalValue, type DuckDBValue } from '@duckdb/node-api';
 import { bucketOf, GRAINS, STORED_DDL, type Grain } from './schema.js';
-import type { RatelimitRow, Rows, VerificationRow } from './events.js';
 
 export const DATABASE_FILE = 'analytics.duckdb';
 
-const STAGING_DDL = [
-  `CREATE TABLE IF NOT EXISTS staged_verifications AS SELECT * FROM verifications LIMIT 0`,
-  `CREATE TABLE IF NOT EXISTS staged_ratelimits AS SELECT * FROM ratelimits LIMIT 0`,
-];
+/**
+ * What a batch's lines hold (events.rs), for json_transform: parsed once per line into a
+ * STRUCT; a field a body or reply lacks is NULL. `try` makes a line that does not parse a
+ * NULL event (counted as failed) instead of failing the batch.
+ */
+const EVENT = (body: object, data: object): string => `try(json_transform(line, '${JSON.stringify({ k: 'UTINYINT', t: 'BIGINT', l: 'UBIGINT', w: 'VARCHAR', r: 'VARCHAR', s: 'VARCHAR', b: body, p: { data } })}')) AS e`;
+const VERIFY_EVENT = EVENT({ tags: ['VARCHAR'], credits: { cost: 'BIGINT' } }, { code: 'VARCHAR', keyId: 'VARCHAR', credits: 'BIGINT', identity: { externalId: 'VARCHAR' } });
+const LIMIT_FIELDS = { namespace: 'VARCHAR', identifier: 'VARCHAR', cost: 'BIGINT' };
+const LIMIT_EVENT = EVENT(LIMIT_FIELDS, { success: 'BOOLEAN', limit: 'BIGINT', remaining: 'BIGINT', reset: 'BIGINT', overrideId: 'VARCHAR' });
+const MULTI_LIMIT_EVENT = EVENT([LIMIT_FIELDS], { limits: [{ passed: 'BOOLEAN', limit: 'BIGINT', remaining: 'BIGINT', reset: 'BIGINT', overrideId: 'VARCHAR' }] });
+
+/** The lines of one kind of a batch ($1): split in DuckDB, picked by their first bytes (no parse). */
+const LINES = (kind: number): string => `(SELECT unnest(string_split($1, chr(10))) AS line) WHERE starts_with(line, '{"k":${kind},')`;
 
 /**
- * The moves of a staged batch into the raw tables and the rollups (one transaction). The
- * batch is aggregated per minute once (`batch_*`, a temporary table of this connection); the
- * coarser rollups are aggregated from those few rows.
+ * A batch of lines ($1; $2 the region) into the raw tables and every rollup (one
+ * transaction). Each kind's rows are read into a temporary table of this connection
+ * (`batch_*`), which the raw table and the per-minute aggregate are filled from; the coarser
+ * rollups are aggregated from those few minute rows. A verification spent credits when it
+ * was VALID and the key has credits (its reply shows them): its cost, 1 unless the request
+ * said.
  */
+export const INGEST: readonly string[] = [
+  `CREATE OR REPLACE TEMP TABLE batch_verifications AS SELECT e.r AS request_id, e.t AS time, e.w AS workspace_id, e.s AS key_space_id, coalesce(e.p.data.identity.externalId, '') AS external_id,
+     coalesce(e.p.data.keyId, '') AS key_id, e.p.data.code AS outcome, $2 AS region, 'api' AS source, '' AS app_id, coalesce(e.b.tags, []) AS tags,
+     CASE WHEN e.p.data.code = 'VALID' AND e.p.data.credits IS NOT NULL THEN coalesce(e.b.credits.cost, 1) ELSE 0 END AS spent_credits
+   FROM (SELECT ${VERIFY_EVENT} FROM ${LINES(1)}) WHERE e.p.data.code IS NOT NULL`,
+  `CREATE OR REPLACE TEMP TABLE batch_ratelimits AS
+   SELECT e.r AS request_id, e.t AS time, e.w AS workspace_id, e.s AS namespace_id, coalesce(e.b.namespace, '') AS namespace_name, coalesce(e.b.identifier, '') AS identifier,
+     coalesce(e.p.data.success, false) AS passed, e.l / 1000.0 AS latency, coalesce(e.p.data.overrideId, '') AS override_id, coalesce(e.p.data."limit", 0) AS "limit",
+     coalesce(e.p.data.remaining, 0) AS remaining, coalesce(e.p.data.reset, 0) AS reset_at, coalesce(e.b.cost, 1) AS tokens
+   FROM (SELECT ${LIMIT_EVENT} FROM ${LINES(2)}) WHERE e.p.data.success IS NOT NULL
+   UNION ALL
+   SELECT e.r, e.t, e.w, string_split(e.s, chr(10))[i], coalesce(e.b[i].namespace, ''), coalesce(e.b[i].identifier, ''), coalesce(e.p.data.limits[i].passed, false), e.l / 1000.0,
+     coalesce(e.p.data.limits[i].overrideId, ''), coalesce(e.p.data.limits[i]."limit", 0), coalesce(e.p.data.limits[i].remaining, 0), coalesce(e.p.data.limits[i].reset, 0), coalesce(e.b[i].cost, 1)
+   FROM (SELECT e, unnest(range(1, len(e.b) + 1)) AS i FROM (SELECT ${MULTI_LIMIT_EVENT} FROM ${LINES(3)}) WHERE e.p.data.limits IS NOT NULL)`,
+];
+
+/** The moves of a batch (`batch_*`) into the raw tables and the rollups. */
 const MOVE: readonly string[] = [
-  `INSERT INTO verifications SELECT * FROM staged_verifications`,
-  `CREATE OR REPLACE TEMP TABLE batch_verifications AS SELECT ${bucketOf('minute', 'time')} AS time, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, count(*) AS count, sum(spent_credits) AS spent_credits FROM staged_verifications GROUP BY ALL`,
+  `INSERT INTO verifications SELECT * FROM batch_verifications`,
+  `CREATE OR REPLACE TEMP TABLE minute_verifications AS SELECT ${bucketOf('minute', 'time')} AS time, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, count(*) AS count, sum(spent_credits) AS spent_credits FROM batch_verifications GROUP BY ALL`,
   ...GRAINS.map(
     (g) =>
-      `INSERT INTO verifications_rollup_${g} SELECT ${truncate(g)}, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, sum(count), sum(spent_credits) FROM batch_verifications GROUP BY ALL`,
+      `INSERT INTO verifications_rollup_${g} SELECT ${truncate(g)}, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, sum(count), sum(spent_credits) FROM minute_verifications GROUP BY ALL`,
   ),
-  `DELETE FROM staged_verifications`,
-  `INSERT INTO ratelimits SELECT * FROM staged_ratelimits`,
-  `CREATE OR REPLACE TEMP TABLE batch_ratelimits AS SELECT ${bucketOf('minute', 'time')} AS time, workspace_id, namespace_id, identifier, count(*) FILTER (WHERE passed) AS passed, count(*) AS total, coalesce(sum(tokens) FILTER (WHERE passed), 0) AS passed_tokens, sum(tokens) AS total_tokens FROM staged_ratelimits GROUP BY ALL`,
-  ...GRAINS.map((g) => `INSERT INTO ratelimits_rollup_${g} SELECT ${truncate(g)}, workspace_id, namespace_id, identifier, sum(passed), sum(total), sum(passed_tokens), sum(total_tokens) FROM batch_ratelimits GROUP BY ALL`),
-  `DELETE FROM staged_ratelimits`,
+  `INSERT INTO ratelimits SELECT * FROM batch_ratelimits`,
+  `CREATE OR REPLACE TEMP TABLE minute_ratelimits AS SELECT ${bucketOf('minute', 'time')} AS time, workspace_id, namespace_id, identifier, count(*) FILTER (WHERE passed) AS passed, count(*) AS total, coalesce(sum(tokens) FILTER (WHERE passed), 0) AS passed_tokens, sum(tokens) AS total_tokens FROM batch_ratelimits GROUP BY ALL`,
+  ...GRAINS.map((g) => `INSERT INTO ratelimits_rollup_${g} SELECT ${truncate(g)}, workspace_id, namespace_id, identifier, sum(passed), sum(total), sum(passed_tokens), sum(total_tokens) FROM minute_ratelimits GROUP BY ALL`),
 ];
 
 /** A minute bucket (TIMESTAMP `time`) truncated to `grain`, in the rollup's type. */
@@ -72,10 +99,8 @@ export class AnalyticsDatabase {
       lock_configuration: 'true',
     });
     const ingestion = await instance.connect();
-    for (const ddl of [...STORED_DDL, ...STAGING_DDL]) await ingestion.run(ddl);
-    const db = new AnalyticsDatabase(instance, ingestion, options.region);
-    await db.move();
-    return db;
+    for (const ddl of STORED_DDL) await ingestion.run(ddl);
+    return new AnalyticsDatabase(instance, ingestion, options.region);
   }
 
   /** A connection of its own (a query's: interrupting it stops only that query). */
@@ -83,31 +108,23 @@ export class AnalyticsDatabase {
     return this.instance.connect();
   }
 
-  /** Writes a batch of events: staged, then moved with its rollups in one transaction. */
-  async ingest(rows: Rows): Promise<void> {
-    if (rows.verifications.length > 0) await this.stage('staged_verifications', rows.verifications, (a, r) => appendVerification(a, r, this.region));
-    if (rows.ratelimits.length > 0) await this.stage('staged_ratelimits', rows.ratelimits, appendRatelimit);
-    if (rows.verifications.length > 0 || rows.ratelimits.length > 0) await this.move();
-  }
-
-  private async stage<T>(table: string, rows: readonly T[], append: (a: Appender, row: T) => void): Promise<void> {
-    const appender = await this.ingestion.createAppender(table);
-    try {
-      for (const row of rows) {
-        append(appender, row);
-        appender.endRow();
-      }
-      appender.flushSync();
-    } finally {
-      appender.closeSync();
-    }
-  }
-
-  private async move(): Promise<void> {
+  /**
+   * Writes a batch of event lines (native eventsDrain) and its rollups in one transaction. Returns the rows written (a multiLimit's limits are one each).
+   */
+  async ingest(lines: string): Promise<number> {
+    if (lines.length === 0) return 0;
     await this.ingestion.run('BEGIN TRANSACTION');
     try {
+      for (const sql of INGEST) {
+        const batch = await this.ingestion.prepare(sql);
+        batch.bindVarchar(1, lines);
+        if (sql.includes('$2')) batch.bindVarchar(2, this.region);
+        await batch.run();
+      }
       for (const sql of MOVE) await this.ingestion.run(sql);
+      const rows = await this.ingestion.runAndReadAll('SELECT (SELECT count(*) FROM batch_verifications) + (SELECT count(*) FROM batch_ratelimits)');
       await this.ingestion.run('COMMIT');
+      return Number(rows.getRows()[0]?.[0] ?? 0);
     } catch (err) {
       await this.ingestion.run('ROLLBACK').catch(() => undefined);
       throw err;
@@ -134,40 +151,6 @@ export class AnalyticsDatabase {
     this.ingestion.closeSync();
     this.instance.closeSync();
   }
-}
-
-type Appender = Awaited<ReturnType<DuckDBConnection['createAppender']>>;
-const TAGS = LIST(VARCHAR);
-
-function appendVerification(a: Appender, r: VerificationRow, region: string): void {
-  a.appendVarchar(r.requestId);
-  a.appendBigInt(BigInt(r.time));
-  a.appendVarchar(r.workspaceId);
-  a.appendVarchar(r.keySpaceId);
-  a.appendVarchar(r.externalId);
-  a.appendVarchar(r.keyId);
-  a.appendVarchar(r.outcome);
-  a.appendVarchar(region);
-  a.appendVarchar('api');
-  a.appendVarchar('');
-  a.appendList(r.tags, TAGS);
-  a.appendBigInt(BigInt(r.spentCredits));
-}
-
-function appendRatelimit(a: Appender, r: RatelimitRow): void {
-  a.appendVarchar(r.requestId);
-  a.appendBigInt(BigInt(r.time));
-  a.appendVarchar(r.workspaceId);
-  a.appendVarchar(r.namespaceId);
-  a.appendVarchar(r.namespaceName);
-  a.appendVarchar(r.identifier);
-  a.appendBoolean(r.passed);
-  a.appendDouble(r.latencyMs);
-  a.appendVarchar(r.overrideId);
-  a.appendBigInt(BigInt(r.limit));
-  a.appendBigInt(BigInt(r.remaining));
-  a.appendBigInt(BigInt(r.resetAt));
-  a.appendBigInt(BigInt(r.tokens));
 }
 
 /**

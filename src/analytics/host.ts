@@ -57,7 +57,7 @@ export class AnalyticsClient {
       ['keyward_analytics_events_recorded_total', 'counter', 'Events the hot calls recorded for analytics.', recorded],
       ['keyward_analytics_events_dropped_total', 'counter', 'Events dropped because the buffer was full (ingestion behind).', dropped],
       ['keyward_analytics_events_written_total', 'counter', 'Events written to the analytics database.', s[STAT.written] ?? 0],
-      ['keyward_analytics_events_failed_total', 'counter', 'Events the analytics database refused (lost).', (s[STAT.failed] ?? 0) + (s[STAT.unreadable] ?? 0)],
+      ['keyward_analytics_events_failed_total', 'counter', 'Events the analytics database refused (lost).', s[STAT.failed] ?? 0],
       ['keyward_analytics_buffered_bytes', 'gauge', 'Bytes of events waiting for the analytics worker.', waiting],
       ['keyward_analytics_lag_seconds', 'gauge', 'Age of the oldest event of the last batch when it was written.', (s[STAT.lagMs] ?? 0) / 1000],
     ]

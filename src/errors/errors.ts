@@ -98,7 +98,7 @@ export const vaultMissing = (): ApiError => new ApiError('precondition_failed', 
 export const sealedWithAnotherVaultKey = (keyId: string): ApiError => new ApiError('precondition_failed', `The plaintext of key '${keyId}' was sealed with another vault key: KEYWARD_VAULT_KEY must be the key it was created with.`);
 export const unknownRateLimit = (name: string): ApiError => new ApiError('precondition_failed', `The rate limit '${name}' was requested but neither the key nor its identity has a limit of that name.`);
 /** `what`: 'verification' or 'rate-limit'. */
-export const analyticsNotConfigured = (what: string): ApiError => new ApiError('analytics_not_configured', `Analytics is off on this node (KEYWARD_ANALYTICS=off): it records no ${what} events to query. Turn it on (the default), or count what you need from /metrics.`);
+export const analyticsNotConfigured = (what: string): ApiError => new ApiError('analytics_not_configured', `Analytics is off on this node (KEYWARD_ANALYTICS=off): it records no ${what} events to query. Start keyward with KEYWARD_ANALYTICS=on, or count what you need from /metrics.`);
 
 // ── 413, 415 ──────────────────────────────────────────────────────────────────────────
 

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { liveServer } from '../helpers/live.js';
 import { call, createApi, expectError, foreignRootKey, get, rootKeyWith, startServer, type Server } from '../helpers/server.js';
 
-const srv = liveServer();
+const ON = { KEYWARD_ANALYTICS: 'on' };
+const srv = liveServer({ env: ON });
 
 type Row = Record<string, unknown>;
 
@@ -119,23 +120,23 @@ describe('analytics, live', () => {
 });
 
 describe('analytics, lifecycle', () => {
-  it('SIGTERM right after the replies loses no event; KEYWARD_ANALYTICS=off answers 412', async () => {
-    const server = await startServer();
+  it('SIGTERM right after the replies loses no event; KEYWARD_ANALYTICS=off (the default) answers 412', async () => {
+    const server = await startServer({ env: ON });
     const apiId = await createApi(server);
     const k = await key(server, apiId);
     await Promise.all(Array.from({ length: 200 }, () => call(server, 'keys.verifyKey', { key: k.key })));
     expect(await server.stop()).toBe(0);
-    const again = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey });
+    const again = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env: ON });
     const rows = await call(again, 'analytics.getVerifications', { query: `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'` });
     expect(rows.json.data).toEqual([{ n: 200 }]);
     await again.stop();
-    const off = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env: { KEYWARD_ANALYTICS: 'off' } });
+    const off = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey });
     expectError(await call(off, 'analytics.getVerifications', { query: 'SELECT 1' }), 412, 'analytics_not_configured');
     await off.stop();
   });
 
   it('a burst beyond the buffer drops events and counts them, never holding more than the buffer', async () => {
-    const server = await startServer({ env: { KEYWARD_ANALYTICS_BUFFER_BYTES: '8192' } });
+    const server = await startServer({ env: { ...ON, KEYWARD_ANALYTICS_BUFFER_BYTES: '8192' } });
     const apiId = await createApi(server);
     const k = await key(server, apiId);
     await Promise.all(Array.from({ length: 1_000 }, () => call(server, 'keys.verifyKey', { key: k.key })));
