@@ -18,7 +18,7 @@ import type { Logger } from '../log.js';
 import type { Postgres } from './postgres.js';
 
 /** How often this node's counts are pushed and the cluster's read back. */
-const FLUSH_MS = 25;
+const FLUSH_MS = 50;
 /**
  * How often the live nodes are counted from their heartbeats in PostgreSQL, and how often a
  * node tells Redis it is live and counts those that did in the last LIVE_S (a sorted set): the
