@@ -6,9 +6,9 @@
 //   npm run bench:analytics [-- --events 10000000 --batch 50000]
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { DuckDBConnection } from '@duckdb/node-api';
-import { AnalyticsDatabase, DATABASE_FILE, jsonValue } from '../src/analytics/database.js';
-import { translate, type Scope, type SqlParser } from '../src/analytics/dialect.js';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { AnalyticsDatabase, DATABASE_FILE, jsonValue, sqlParser } from '../src/analytics/database.js';
+import { translate, type Scope } from '../src/analytics/dialect.js';
 import { benchTempDir } from './lib/procs.js';
 import { arg, median } from './lib/report.js';
 
@@ -70,18 +70,7 @@ const QUERIES: [string, Scope['kind'], string][] = [
   ['rate-limit decisions per identifier, last 7 days (raw)', 'ratelimits', `SELECT identifier, countIf(passed) AS passed, countIf(NOT passed) AS blocked FROM ratelimits_v1 WHERE time >= toUnixTimestamp64Milli(now64(3) - INTERVAL 7 DAY) GROUP BY identifier ORDER BY blocked DESC LIMIT 50`],
 ];
 const con: DuckDBConnection = await db.connect();
-const parser: SqlParser = {
-  async serialize(sql) {
-    const p = await con.prepare('SELECT json_serialize_sql($1::VARCHAR)');
-    p.bindVarchar(1, sql);
-    return String((await p.runAndReadAll()).getRows()[0]?.[0] ?? '');
-  },
-  async deserialize(ast) {
-    const p = await con.prepare('SELECT json_deserialize_sql($1::JSON)');
-    p.bindVarchar(1, ast);
-    return String((await p.runAndReadAll()).getRows()[0]?.[0] ?? '');
-  },
-};
+const parser = sqlParser(con);
 const timings: string[] = [];
 for (const [name, kind, query] of QUERIES) {
   const sql = await translate(query, { workspaceId: WORKSPACE, kind }, parser);

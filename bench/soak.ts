@@ -16,7 +16,7 @@
 // began (and not deleted) looked up in the restored store.
 //   npm run bench:soak [-- --minutes 20 --rate 2000 --keys 10000 --backup-every 5 --sample 10]
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,6 +26,7 @@ import { DEFAULT_MAP_BYTES } from '../src/config.js';
 import { benchTempDir, MAIN_JS, startKeyward } from './lib/procs.js';
 import { createKeys, post } from './lib/http.js';
 import { arg, median } from './lib/report.js';
+import { rssKiB } from './lib/procStats.js';
 
 const minutes = arg('minutes', 20);
 const rate = arg('rate', 2_000);
@@ -155,11 +156,6 @@ interface Sample {
 const samples: Sample[] = [];
 const otherStatuses = new Map<number, number>();
 
-function rssMiB(): number {
-  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m === null ? NaN : Number(m[1]) / 1024;
-}
-
 async function metric(name: string): Promise<number> {
   const text = await (await fetch(`${base}/metrics`)).text();
   const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
@@ -182,7 +178,7 @@ async function sample(): Promise<void> {
     p99Ms: quantile(lat, 0.99),
     errors: done.errors,
     skipped: done.skipped,
-    rssMiB: rssMiB(),
+    rssMiB: rssKiB(pid) / 1024,
     fds: readdirSync(`/proc/${pid}/fd`).length,
     storeUsedMiB: (await metric('keyward_store_used_bytes')) / MiB,
     fileMiB: statSync(join(keyward.dataDir, DATA_FILE)).size / MiB,

@@ -6,6 +6,7 @@
 // raw rows, and no JavaScript runs per event.
 import { DuckDBInstance, type DuckDBConnection, DuckDBDateValue, DuckDBListValue, DuckDBTimestampValue, DuckDBDecimalValue, type DuckDBValue } from '@duckdb/node-api';
 import { bucketOf, GRAINS, STORED_DDL, type Grain } from './schema.js';
+import type { SqlParser } from './dialect.js';
 
 export const DATABASE_FILE = 'analytics.duckdb';
 
@@ -63,6 +64,19 @@ const MOVE: readonly string[] = [
 /** A minute bucket (TIMESTAMP `time`) truncated to `grain`, in the rollup's type. */
 function truncate(grain: Grain): string {
   return grain === 'minute' ? 'time' : grain === 'hour' ? `date_trunc('hour', time)` : `CAST(date_trunc('${grain}', time) AS DATE)`;
+}
+
+/** DuckDB's parser on `con` (dialect.ts reads and prints queries through it), one statement at a time. */
+export function sqlParser(con: DuckDBConnection): SqlParser {
+  const one = async (sql: string, arg: string): Promise<string> => {
+    const p = await con.prepare(sql);
+    p.bindVarchar(1, arg);
+    return String((await p.runAndReadAll()).getRows()[0]?.[0] ?? '');
+  };
+  return {
+    serialize: (query) => one('SELECT json_serialize_sql($1::VARCHAR)', query),
+    deserialize: (ast) => one('SELECT json_deserialize_sql($1::JSON)', ast),
+  };
 }
 
 /** How long each table keeps its rows (docs/analytics.md, "Retention"): raw rows by configuration. */

@@ -43,5 +43,5 @@ export type WorkerMessage =
   | { type: 'log'; level: 'warn' | 'error'; msg: string; fields: Record<string, unknown> };
 
 /** Slots of the worker's statistics (a Float64Array over a SharedArrayBuffer). */
-export const STAT = { written: 0, failed: 1, lagMs: 2, batchMs: 3 } as const;
-export const STAT_SLOTS = 4;
+export const STAT = { written: 0, failed: 1, lagMs: 2 } as const;
+export const STAT_SLOTS = 3;

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { native } from '../engine/native.js';
 import { ApiError } from '../errors/apiError.js';
 import { invalidAnalyticsQuery, queryExecutionTimeout, queryMemoryLimitExceeded, queryQuotaExceeded, queryRowsLimitExceeded } from '../errors/errors.js';
-import { AnalyticsDatabase, DATABASE_FILE, jsonValue } from './database.js';
-import { translate, type SqlParser } from './dialect.js';
+import { AnalyticsDatabase, DATABASE_FILE, jsonValue, sqlParser } from './database.js';
+import { translate } from './dialect.js';
 import { STAT, type AnalyticsSettings, type QueryReply, type QueryRequest, type WorkerMessage } from './protocol.js';
 
 const settings = (workerData as { settings: AnalyticsSettings }).settings;
@@ -22,19 +22,6 @@ const INGEST_MS = 1_000;
 const DUCKDB_THREADS = 1;
 
 const db = await AnalyticsDatabase.open(join(settings.dataDir, DATABASE_FILE), { memoryLimit: `${settings.memoryMb}MB`, threads: DUCKDB_THREADS, region: settings.region });
-/** DuckDB's parser on `con` (dialect.ts reads and prints queries through it). */
-function parserOn(con: DuckDBConnection): SqlParser {
-  const one = async (sql: string, arg: string): Promise<string> => {
-    const p = await con.prepare(sql);
-    p.bindVarchar(1, arg);
-    return String((await p.runAndReadAll()).getRows()[0]?.[0] ?? '');
-  };
-  return {
-    serialize: (query) => one('SELECT json_serialize_sql($1::VARCHAR)', query),
-    deserialize: (ast) => one('SELECT json_deserialize_sql($1::JSON)', ast),
-  };
-}
-
 // ── ingestion ────────────────────────────────────────────────────────────────────────
 
 let ingesting: Promise<void> = Promise.resolve();
@@ -44,9 +31,8 @@ function ingest(): Promise<void> {
   ingesting = ingesting.then(async () => {
     const buf = native.eventsDrain();
     if (buf.length === 0) return;
-    const started = Date.now();
     // The batch's first line is its oldest: records are buffered in the order they were decided.
-    const oldest = Number(/^\{"k":\d,"t":(\d+)/.exec(buf.toString('latin1', 0, 48))?.[1] ?? started);
+    const oldest = Number(/^\{"k":\d,"t":(\d+)/.exec(buf.toString('latin1', 0, 48))?.[1] ?? Date.now());
     try {
       stats[STAT.written] = (stats[STAT.written] ?? 0) + (await db.ingest(buf.toString('utf8')));
     } catch (err) {
@@ -56,7 +42,6 @@ function ingest(): Promise<void> {
       port0.postMessage({ type: 'log', level: 'warn', msg: 'analytics: a batch of events could not be written', fields: { events: lines, error: (err as Error).message } } satisfies WorkerMessage);
     }
     stats[STAT.lagMs] = Date.now() - oldest;
-    stats[STAT.batchMs] = Date.now() - started;
   });
   return ingesting;
 }
@@ -85,7 +70,7 @@ async function query(req: QueryRequest): Promise<QueryReply> {
     // A connection per query: parsed and run on it, and interrupting it stops only this query.
     const con = await db.connect();
     try {
-      return { id: req.id, rows: await run(con, await translate(req.query, req.scope, parserOn(con))) };
+      return { id: req.id, rows: await run(con, await translate(req.query, req.scope, sqlParser(con))) };
     } finally {
       con.closeSync();
     }

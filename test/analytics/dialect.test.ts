@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { translate, type Scope, type SqlParser } from '../../src/analytics/dialect.js';
 import { bucketOf, GRAINS, publicSelect, STORED_DDL, type PublicTable } from '../../src/analytics/schema.js';
+import { sqlParser } from '../../src/analytics/database.js';
 import { ApiError } from '../../src/errors/apiError.js';
 import type { ErrorName } from '../../src/errors/catalogue.js';
 
@@ -25,12 +26,7 @@ beforeAll(async () => {
   instance = await DuckDBInstance.create(':memory:', { enable_external_access: 'false', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
   con = await instance.connect();
   for (const ddl of STORED_DDL) await con.run(ddl);
-  const run = async (sql: string, arg: string): Promise<string> => {
-    const p = await con.prepare(sql);
-    p.bindVarchar(1, arg);
-    return String((await p.runAndReadAll()).getRows()[0]?.[0]);
-  };
-  parser = { serialize: (sql) => run('SELECT json_serialize_sql($1::VARCHAR)', sql), deserialize: (ast) => run('SELECT json_deserialize_sql($1::JSON)', ast) };
+  parser = sqlParser(con);
 
   const now = Date.now();
   const v = (id: string, ago: number, ws: string, ks: string, ext: string, key: string, outcome: string, tags: string[], credits: number, source = 'api', app = ''): string =>
