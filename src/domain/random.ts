@@ -1,6 +1,6 @@
 // Cryptographically secure random bytes for ids and key material, from the kernel's CSPRNG
-// through the engine (one system call per draw: node:crypto's randomFillSync costs several
-// times more for the handful of bytes an id needs).
+// through the engine (native/src/random.rs serves small draws from a per-thread pool:
+// node:crypto's randomFillSync costs several times more for the few bytes an id needs).
 import { native } from '../engine/native.js';
 
 /** Fills `target[offset, offset + length)` with random bytes. */
