@@ -48,7 +48,8 @@ export interface Thread {
  */
 export function threadServices(config: Config, log: Logger, pool: boolean, analytics?: AnalyticsClient): Thread {
   const gate = new DurabilityGate(config.durability);
-  const local = gatedWriter(gate);
+  // Management writes nest in the turn's batch, except under MDB_WRITEMAP (LMDB has no nested transactions there).
+  const local = gatedWriter(gate, !config.writeMap);
   const hot = new HotCalls(config.postgresUrl !== undefined);
   const cluster = config.postgresUrl === undefined ? undefined : threadCluster(config, log, gate, local, hot);
   const writer = cluster?.writer ?? settled(local);

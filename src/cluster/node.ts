@@ -41,7 +41,8 @@ export interface ThreadCluster {
 export function threadCluster(config: Config, log: Logger, gate: DurabilityGate | undefined, local: Writer, hot: HotCalls): ThreadCluster {
   if (config.postgresUrl === undefined) throw new Error('cluster mode needs KEYWARD_POSTGRES_URL');
   const pg = new Postgres(config.postgresUrl, log);
-  const writer = gate === undefined ? local : gatedWriter(gate);
+  // Not grouped: the replica and the leases count what they applied once its commit is done.
+  const writer = gate === undefined ? local : gatedWriter(gate, false);
   const replica = new Replica(pg, writer, log);
   const credits = new ClusterCredits(pg, writer, replica, config.nodeId, { offline: config.clusterCreditsOffline, allowance: config.clusterCreditsOfflineAllowance, leaseTtlMs: config.clusterLeaseTtlMs, quietMs: config.clusterLeaseQuietMs }, log);
   const windows = config.redisUrl === undefined ? undefined : new ClusterWindows(config.redisUrl, hot, pg, config.nodeId, log);

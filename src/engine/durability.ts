@@ -9,6 +9,9 @@
 //    the turn (setImmediate), or earlier when a write transaction needs the writer
 //    (`beforeWrite`). Every reply produced while a batch is open waits for that commit; if
 //    the commit fails, those replies fail (503) and nothing of the batch was applied.
+//  - group commit of management writes (`openBatch`): each is a transaction nested in the
+//    batch (opened for it if none is), so a turn's writes, hot and management, share one
+//    commit; one that fails is discarded alone.
 //  - `process` mode: a reply leaves once its writes are committed (in the OS page cache, which
 //    a kill -9 does not lose); the native syncer fsyncs every KEYWARD_SYNC_INTERVAL_MS.
 //  - `disk` mode: a reply that follows a write waits for an fsync covering it; one fsync per
@@ -43,6 +46,18 @@ export class DurabilityGate {
   /** Before a write transaction on this thread: the open batch is committed first (one writer per thread). */
   beforeWrite(): void {
     this.closeBatch();
+  }
+
+  /**
+   * Before a management write that nests in this thread's batch (store/db.ts gatedWriter):
+   * a batch is opened if none is, and committed at the end of the turn with the hot calls'
+   * writes; the request's reply (held as a write) leaves once that commit is done.
+   */
+  openBatch(): void {
+    if (this.batchOpen) return;
+    // A batch a hot call of this turn opened, whose reply the gate has not held yet, is adopted as it is.
+    native.batchBegin();
+    this.adopt();
   }
 
   /**

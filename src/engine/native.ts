@@ -153,8 +153,8 @@ export interface NativeModule {
   hotBounds(): string;
   /** Group commit on this process (the server): a hot call that writes outside a batch opens one (effect 2), committed by batchCommit. */
   setGroupCommit(on: boolean): void;
-  /** Opens this thread's batch (tests drive batches by hand with it). */
-  batchBegin(): void;
+  /** Opens this thread's batch (a management write nests in it, DurabilityGate.openBatch); false when one is open already. */
+  batchBegin(): boolean;
   /** Commits this thread's open batch; false when none was open. On failure nothing of the batch was committed. */
   batchCommit(): boolean;
   /**

@@ -61,6 +61,28 @@ export function scanPrefix(table: Table, prefix: string, from: string | undefine
   return out;
 }
 
+/**
+ * Every entry of `table` in key order, `page` entries per native read. Each page comes as one
+ * Buffer (rangePacked) that key and value are views into: a Buffer per key and value made by
+ * native costs more than most uses of them (a whole-table walk).
+ */
+export function* tableEntries(table: Table, page: number): Generator<[key: Buffer, value: Buffer]> {
+  for (let from: Buffer = Buffer.alloc(0); ; ) {
+    const packed = native.rangePacked(table, from, null, page);
+    let count = 0;
+    let key = from;
+    for (let at = 0; at < packed.length; count++) {
+      const keyEnd = at + 4 + packed.readUInt32LE(at);
+      key = packed.subarray(at + 4, keyEnd);
+      const valueEnd = keyEnd + 4 + packed.readUInt32LE(keyEnd);
+      yield [key, packed.subarray(keyEnd + 4, valueEnd)];
+      at = valueEnd;
+    }
+    if (count < page) return;
+    from = Buffer.concat([key, Buffer.from([0])]);
+  }
+}
+
 function prefixEnd(prefix: string): Buffer | null {
   if (prefix === '') return null;
   const bytes = Buffer.from(prefix, 'utf8');
@@ -122,10 +144,25 @@ function commit<T>(fn: () => T): T {
 /** Writes outside the server's serving threads: each transaction committed as it comes. */
 export const direct: Writer = { transact: commit };
 
-/** Writes on a serving thread: its open batch of hot calls is committed first (one writer per thread). */
-export function gatedWriter(gate: Pick<DurabilityGate, 'beforeWrite'>): Writer {
+/**
+ * Writes on a serving thread. `grouped` (group commit of management writes): each write is
+ * a transaction nested in the thread's batch — the one the turn's hot calls write through,
+ * opened if none is — so the writes of one event-loop turn commit together at its end, and
+ * the reply of each waits for that commit (DurabilityGate); a write that fails leaves the
+ * batch as it was, and the others commit. Otherwise (and for a write too big for the map
+ * as it is) the open batch is committed first and the write commits on its own.
+ */
+export function gatedWriter(gate: Pick<DurabilityGate, 'beforeWrite' | 'openBatch'>, grouped: boolean): Writer {
   return {
     transact(fn) {
+      if (grouped) {
+        gate.openBatch();
+        try {
+          return native.transaction(fn);
+        } catch (err) {
+          if (errorCode(err) !== 'STORE_RETRY_MAP_FULL') throw asStorageError(err);
+        }
+      }
       gate.beforeWrite();
       return commit(fn);
     },

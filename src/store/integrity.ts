@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../engine/native.js';
 import type { Table } from '../engine/tables.js';
-import { decode } from './db.js';
+import { decode, tableEntries } from './db.js';
 import type { ApiRecord, KeyRecord, RootKeyRecord } from './records.js';
 
 /** The store's data file in its data dir (LMDB's name for it). */
@@ -139,28 +139,15 @@ export function checkRecords(budgetMs: number): RecordsReport {
   let complete = true;
   for (const [table, check] of CHECKS) {
     const until = budgetMs > 0 ? performance.now() + budgetMs / CHECKS.length : Infinity;
-    let start: Buffer = Buffer.alloc(0);
-    for (;;) {
-      // One Buffer per page of entries (rangePacked), sliced here: a Buffer per key and value from native costs more than the checks.
-      const packed = native.rangePacked(table, start, null, PAGE);
-      let entries = 0;
-      let key = start;
-      for (let at = 0; at < packed.length; entries++) {
-        const keyEnd = at + 4 + packed.readUInt32LE(at);
-        key = packed.subarray(at + 4, keyEnd);
-        const valueEnd = keyEnd + 4 + packed.readUInt32LE(keyEnd);
-        const value = packed.subarray(keyEnd + 4, valueEnd);
-        at = valueEnd;
-        records++;
-        const problem = check(key, value);
-        if (problem !== undefined && problems.length < MAX_PROBLEMS) problems.push(`${table} ${show(key)}: ${problem}`);
-      }
-      if (entries < PAGE) break;
-      if (performance.now() >= until) {
+    let visited = 0;
+    for (const [key, value] of tableEntries(table, PAGE)) {
+      records++;
+      const problem = check(key, value);
+      if (problem !== undefined && problems.length < MAX_PROBLEMS) problems.push(`${table} ${show(key)}: ${problem}`);
+      if (++visited % PAGE === 0 && performance.now() >= until) {
         complete = false;
         break;
       }
-      start = Buffer.concat([key, Buffer.from([0])]);
     }
   }
   return { records, complete, problems };

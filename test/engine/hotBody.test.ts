@@ -61,10 +61,12 @@ function ctx(principal = new Principal(ws, 'rk_test', ['*'])): Ctx {
 
 /**
  * The end of the event-loop turn: the batch a hot call opened (group commit is on) is
- * committed, as the durability gate commits it, before anything else writes.
+ * committed, as the durability gate commits it, before anything else writes; so is one a
+ * management write opened through the gate (its own end-of-turn commit may not have run yet).
  */
 function endTurn(effect: Effect): void {
   if (effect === Effect.OpenedBatch) expect(native.batchCommit()).toBe(true);
+  services.gate.closeBatch();
 }
 
 async function post(d: Dispatcher, procedure: string, body: unknown, rootKey = ROOT): Promise<{ status: number; body: string }> {

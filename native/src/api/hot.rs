@@ -259,10 +259,14 @@ pub fn find_override(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Err
     }
 }
 
-/// batchBegin(): void — opens this thread's group-commit batch (see store::batch_begin).
+/// batchBegin(): boolean — opens this thread's group-commit batch (see store::batch_begin);
+/// false when one is open already (a hot call opened it), which is then left as it is.
 pub fn batch_begin(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    if store::in_batch() {
+        return Ok(env.boolean(false)?);
+    }
     store::batch_begin()?;
-    Ok(env.undefined()?)
+    Ok(env.boolean(true)?)
 }
 
 /// batchCommit(): boolean — commits the open batch; false when none was open. On failure

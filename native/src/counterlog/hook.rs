@@ -2,7 +2,8 @@
 //! `prepare` readies a transaction at its first use of the log (and registers the hook),
 //! `before_commit` pays the garbage visits owed and stores what other processes must know,
 //! `commit` applies the transaction's changes to the index under the index lock, held across
-//! mdb_txn_commit and only when it succeeded, and `aborted` forgets them.
+//! mdb_txn_commit and only when it succeeded, and `aborted` forgets them. A transaction nested
+//! in a batch (`savepoint`) keeps a copy of the batch's log, put back if it is discarded.
 
 use crate::store::{self, CommitHook, Committed, StoreError, View};
 
@@ -14,7 +15,7 @@ use super::txn_log::{self, with_log, TxnLog, MAX_SPARE_CHANGES, SPARE_CHANGES};
 type Result<T> = std::result::Result<T, StoreError>;
 
 /// What the store calls at the ends of every write transaction (registered by `prepare`).
-static HOOK: CommitHook = CommitHook { before_commit, commit, aborted };
+static HOOK: CommitHook = CommitHook { before_commit, commit, aborted, savepoint, release, rollback };
 
 /// Readies this thread's write transaction for the log: the index is current and the
 /// transaction knows its next sequence number. Once per transaction.
@@ -114,4 +115,22 @@ fn commit(commit: &mut dyn FnMut() -> Committed) -> Committed {
 /// The transaction ended without a commit: what it did to the log is forgotten.
 fn aborted() {
     drop(txn_log::take());
+    drop(txn_log::take_saved());
+}
+
+/// A transaction nested in the batch begins: the batch's log as it is now is kept.
+fn savepoint() {
+    txn_log::save();
+}
+
+/// The nested transaction was merged into the batch: its log is the batch's now.
+fn release() {
+    drop(txn_log::take_saved());
+}
+
+/// The nested transaction was discarded: the batch's log is as it was at `savepoint` (idle
+/// when the log was first used inside the nested transaction, which registered the hook).
+fn rollback() {
+    let saved = txn_log::take_saved().unwrap_or(TxnLog::IDLE);
+    drop(txn_log::replace(saved));
 }

@@ -55,6 +55,49 @@ fn a_transaction_reads_its_own_writes_and_others_see_them_only_once_committed() 
 }
 
 #[test]
+fn a_failed_transaction_nested_in_a_batch_leaves_the_batch_counters_as_they_were() {
+    let _store = Fixture::new("counterlog-nested", 0);
+    store::transaction(|| put(&key(1), &value(1))).unwrap();
+    store::batch_begin().unwrap();
+    put(&key(1), &value(2)).unwrap();
+    store::transaction(|| put(&key(2), &value(7))).unwrap();
+    let failed: Result<()> = store::transaction(|| {
+        put(&key(1), &value(9))?;
+        put(&key(3), &value(9))?;
+        Err(StoreError::BadArgument("user error".into()))
+    });
+    assert!(failed.is_err());
+    assert_eq!(store::view(|v| get(v, &key(1))).unwrap(), Some(value(2)));
+    assert_eq!(store::view(|v| get(v, &key(3))).unwrap(), None);
+    assert!(store::batch_commit().unwrap());
+    assert_eq!(read(&key(1)), Some(value(2)));
+    assert_eq!(read(&key(2)), Some(value(7)));
+    assert_eq!(read(&key(3)), None);
+    // The index agrees with the store: a later transaction reads the same.
+    store::transaction(|| {
+        assert_eq!(store::view(|v| get(v, &key(2)))?, Some(value(7)));
+        assert_eq!(store::view(|v| get(v, &key(3)))?, None);
+        Ok::<_, StoreError>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_nested_transaction_that_first_uses_the_log_and_fails_leaves_it_idle() {
+    let _store = Fixture::new("counterlog-nested-first", 0);
+    store::batch_begin().unwrap();
+    let failed: Result<()> = store::transaction(|| {
+        put(&key(4), &value(4))?;
+        Err(StoreError::BadArgument("user error".into()))
+    });
+    assert!(failed.is_err());
+    assert!(store::batch_commit().unwrap());
+    assert_eq!(read(&key(4)), None);
+    store::transaction(|| put(&key(5), &value(5))).unwrap();
+    assert_eq!(read(&key(5)), Some(value(5)));
+}
+
+#[test]
 fn an_aborted_transaction_changes_no_window() {
     let _store = Fixture::new("counterlog-abort", 0);
     store::transaction(|| put(&key(1), &value(1))).unwrap();

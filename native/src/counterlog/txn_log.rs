@@ -14,6 +14,7 @@ use super::index::{Digest, Entry, Index, Map};
 use super::layout::{Key, LogState};
 
 /// What one write transaction did to the log.
+#[derive(Clone)]
 pub(super) struct TxnLog {
     /// The index was read in for this transaction (`prepare`), setting the fields below.
     pub(super) ready: bool,
@@ -75,6 +76,24 @@ thread_local! {
     /// one: a turn's batch changes a hundred or more counters, and a table grown anew each
     /// time (allocated again at every doubling) cost more than the changes themselves.
     pub(super) static SPARE_CHANGES: Cell<Map<Option<Entry>>> = Cell::new(Map::default());
+    /// The batch's `TxnLog` when a transaction nested in it began (hook.rs `savepoint`).
+    static SAVED: RefCell<Option<TxnLog>> = const { RefCell::new(None) };
+}
+
+/// Keeps a copy of this thread's `TxnLog` (a nested transaction begins).
+pub(super) fn save() {
+    let copy = with_log(|l| l.clone());
+    SAVED.with(|s| *s.borrow_mut() = Some(copy));
+}
+
+/// The copy `save` kept, if any, taken.
+pub(super) fn take_saved() -> Option<TxnLog> {
+    SAVED.with(|s| s.borrow_mut().take())
+}
+
+/// Puts `log` in place of this thread's `TxnLog`; the one it replaced.
+pub(super) fn replace(log: TxnLog) -> TxnLog {
+    TXN_LOG.with(|l| std::mem::replace(&mut *l.borrow_mut(), log))
 }
 
 /// Runs `f` with this thread's `TxnLog`. `f` must not call back into the log.

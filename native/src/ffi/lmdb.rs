@@ -465,6 +465,19 @@ impl<const N: usize> WriteTxn<N> {
     pub fn abort(self) {
         drop(self);
     }
+
+    /// Begins a transaction nested in this one (mdb_txn_begin with this as parent): until it
+    /// ends, this transaction must not be used; its commit merges its writes into this one,
+    /// its abort discards them. LMDB refuses it (MDB_BAD_TXN) under MDB_WRITEMAP.
+    pub fn begin_child(&mut self) -> Result<WriteTxn<N>, c_int> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: this write txn is live and, borrowed mutably while the caller holds the
+        // child apart from it, unused until the child ends (the caller's contract above); the
+        // child's env is this one's, kept open by the share cloned below.
+        check(unsafe { sys::mdb_txn_begin(self._env.env(), self.txn.raw.as_ptr(), 0, &mut raw) })?;
+        let raw = NonNull::new(raw).ok_or(libc::EINVAL)?;
+        Ok(WriteTxn { txn: Txn::new(raw), end: AbortOnDrop(raw), _env: Arc::clone(&self._env) })
+    }
 }
 
 impl<const N: usize> Deref for WriteTxn<N> {

@@ -12,7 +12,12 @@
 //!   what it returned (`Err`: LMDB's code), so that it can hold a lock of its own across the
 //!   commit and act on its outcome;
 //! - `aborted`, when the transaction ends without a commit (the body failed or panicked, a
-//!   write hit MAP_FULL and the body is re-run, a batch was discarded).
+//!   write hit MAP_FULL and the body is re-run, a batch was discarded);
+//! - `savepoint`, when a transaction nested in the open batch begins (write_txn.rs
+//!   `transaction`), and then `release` when it is merged into the batch or `rollback` when
+//!   it is discarded: the hook's state of the batch goes back to what it was at `savepoint`
+//!   (or, when the hook was registered during the nested transaction, to what it is between
+//!   transactions). One level: a nested transaction never nests another.
 //!
 //! A thread that exits with its transaction open (a worker that ends with its batch open)
 //! has it aborted when its thread-locals are destroyed, without the hook.
@@ -33,6 +38,9 @@ pub struct CommitHook {
     pub before_commit: fn() -> Result<()>,
     pub commit: fn(commit: &mut dyn FnMut() -> Committed) -> Committed,
     pub aborted: fn(),
+    pub savepoint: fn(),
+    pub release: fn(),
+    pub rollback: fn(),
 }
 
 static HOOK: OnceLock<&'static CommitHook> = OnceLock::new();
@@ -61,5 +69,23 @@ pub(super) fn commit(txn: WriteTxn) -> Committed {
 pub(super) fn aborted() {
     if let Some(hook) = HOOK.get() {
         (hook.aborted)();
+    }
+}
+
+pub(super) fn savepoint() {
+    if let Some(hook) = HOOK.get() {
+        (hook.savepoint)();
+    }
+}
+
+pub(super) fn release() {
+    if let Some(hook) = HOOK.get() {
+        (hook.release)();
+    }
+}
+
+pub(super) fn rollback() {
+    if let Some(hook) = HOOK.get() {
+        (hook.rollback)();
     }
 }

@@ -19,14 +19,23 @@ use super::hook::{self, Committed};
 use super::page_cache::WRITER_AHEAD_MARGIN;
 
 pub(super) struct ActiveTxn {
-    /// Declared before `guard`, so that it ends before the guard is released.
+    /// Declared before `guard`, so that it ends before the guard is released. While a
+    /// transaction nested in a batch runs, this is the nested one (the batch waits in `outer`).
     pub(super) txn: WriteTxn,
+    /// The batch a nested transaction runs in (declared after `txn`: it ends after it).
+    outer: Option<Outer>,
     pub(super) map_full: bool,
     /// Opened by `batch_begin` (group commit of hot calls), not by `transaction`.
     pub(super) batch: bool,
     /// The records epoch was bumped in this txn (epoch.rs).
     pub(super) records_changed: bool,
     pub(super) guard: RwLockReadGuard<'static, Option<Store>>,
+}
+
+/// A batch while a transaction nested in it runs, with what to restore if that one is discarded.
+struct Outer {
+    txn: WriteTxn,
+    records_changed: bool,
 }
 
 thread_local! {
@@ -79,7 +88,16 @@ pub(super) fn put_at(cursor: &mut CursorMut<'_>, key: &[u8], value: &[u8]) -> Re
 /// The body may run more than once: when a write hits MDB_MAP_FULL (or the commit does),
 /// the transaction is aborted, the map doubled and `body` re-run from scratch. Bodies must
 /// therefore have no side effects outside the store. Nested calls are `NestedTxn`.
+///
+/// Inside this thread's batch (batch.rs; not under MDB_WRITEMAP, where LMDB has no nested
+/// transactions) the body runs once, in a transaction nested in the batch: its writes are
+/// merged into the batch and commit with it; a body that fails leaves the batch as it was.
+/// A write of it that meets MAP_FULL fails it with `RetryMapFull` (the batch unharmed): the
+/// caller commits the batch and runs the body again on its own.
 pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E>) -> Result<T, E> {
+    if nestable_batch() {
+        return nested(&mut body);
+    }
     loop {
         let Some((value, active)) = run_body(&mut body)? else { continue };
         let map_bytes = active.map_bytes;
@@ -89,6 +107,54 @@ pub fn transaction<T, E: From<StoreError>>(mut body: impl FnMut() -> Result<T, E
             Err(rc) => return Err(StoreError::Lmdb("commit", rc).into()),
         }
     }
+}
+
+/// This thread has a batch open, with no nested transaction, on a store without MDB_WRITEMAP.
+fn nestable_batch() -> bool {
+    ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|t| t.batch && t.outer.is_none() && !t.guard.as_ref().is_some_and(|s| s.write_map)))
+}
+
+/// Runs `body` in a transaction nested in this thread's batch (see `transaction`).
+fn nested<T, E: From<StoreError>>(body: &mut impl FnMut() -> Result<T, E>) -> Result<T, E> {
+    ACTIVE.with(|a| -> Result<()> {
+        let mut a = a.borrow_mut();
+        let active = a.as_mut().expect("a batch is open");
+        let child = active.txn.begin_child().map_err(|rc| StoreError::Lmdb("mdb_txn_begin (nested)", rc))?;
+        let batch = std::mem::replace(&mut active.txn, child);
+        active.outer = Some(Outer { txn: batch, records_changed: active.records_changed });
+        Ok(())
+    })?;
+    hook::savepoint();
+    let unwind = AbortActiveOnUnwind;
+    let result = body();
+    std::mem::forget(unwind);
+    let map_full = ACTIVE.with(|a| a.borrow().as_ref().is_some_and(|t| t.map_full));
+    let merge = result.is_ok() && !map_full;
+    let ended = ACTIVE.with(|a| {
+        let mut a = a.borrow_mut();
+        let active = a.as_mut().expect("the batch is still open");
+        let outer = active.outer.take().expect("a nested transaction runs");
+        let child = std::mem::replace(&mut active.txn, outer.txn);
+        active.map_full = false;
+        if merge {
+            child.commit()
+        } else {
+            active.records_changed = outer.records_changed;
+            child.abort();
+            Ok(())
+        }
+    });
+    match (merge, ended) {
+        (true, Ok(())) => hook::release(),
+        _ => hook::rollback(),
+    }
+    if let Err(rc) = ended {
+        return Err(StoreError::Lmdb("commit (nested)", rc).into());
+    }
+    if map_full {
+        return Err(StoreError::RetryMapFull.into());
+    }
+    result
 }
 
 /// The body of a transaction ready to end: the body's value and the transaction, taken out of
@@ -167,6 +233,7 @@ pub(super) fn begin_active(batch: bool) -> Result<usize> {
         ACTIVE.with(|a| {
             *a.borrow_mut() = Some(ActiveTxn {
                 txn,
+                outer: None,
                 map_full: false,
                 batch,
                 records_changed: false,
@@ -251,6 +318,38 @@ mod tests {
         assert!(matches!(failed, Err(StoreError::BadArgument(_))));
         assert_eq!(get_vec(keys, b"k"), Some(b"v".to_vec()));
         assert_eq!(get_vec(keys, b"other"), None);
+    }
+
+    #[test]
+    fn inside_a_batch_a_transaction_nests_and_a_failed_one_leaves_the_batch_as_it_was() {
+        use crate::store::batch::{batch_begin, batch_commit};
+        let _f = Fixture::new("nested", 0);
+        let keys = t("keys");
+        batch_begin().unwrap();
+        put(keys, b"batch", b"1").unwrap();
+        transaction(|| put(keys, b"merged", b"2")).unwrap();
+        let failed: Result<(), StoreError> = transaction(|| {
+            put(keys, b"discarded", b"3")?;
+            put(keys, b"batch", b"overwritten")?;
+            Err(StoreError::BadArgument("user error".into()))
+        });
+        assert!(matches!(failed, Err(StoreError::BadArgument(_))));
+        // The batch reads its own and the merged writes, not the discarded ones.
+        assert_eq!(get_vec(keys, b"merged"), Some(b"2".to_vec()));
+        assert_eq!(get_vec(keys, b"discarded"), None);
+        assert_eq!(get_vec(keys, b"batch"), Some(b"1".to_vec()));
+        // Another thread sees nothing before the batch commits.
+        let elsewhere = std::thread::spawn(move || get_vec(keys, b"merged")).join().unwrap();
+        assert_eq!(elsewhere, None);
+        put(keys, b"after", b"4").unwrap();
+        assert!(batch_commit().unwrap());
+        assert!(!in_transaction());
+        for (k, v) in [(&b"batch"[..], Some(&b"1"[..])), (b"merged", Some(b"2")), (b"after", Some(b"4")), (b"discarded", None)] {
+            assert_eq!(get_vec(keys, k).as_deref(), v, "{}", String::from_utf8_lossy(k));
+        }
+        // Outside a batch, nesting is still refused.
+        let nested = transaction(|| transaction(|| Ok::<_, StoreError>(())));
+        assert!(matches!(nested, Err(StoreError::NestedTxn("transaction"))));
     }
 
     #[test]
