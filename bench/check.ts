@@ -10,25 +10,13 @@ import { dirname, join } from 'node:path';
 import { native } from '../src/engine/native.js';
 import { checkPages, checkRecords, DATA_FILE } from '../src/store/integrity.js';
 import { DEFAULT_START_CHECK_MS } from '../src/config.js';
-import { benchTempDir, MAIN_JS, startKeyward } from './lib/procs.js';
-import { post } from './lib/http.js';
-import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
+import { MAIN_JS } from './lib/procs.js';
+import { seededDataDir } from './lib/seed.js';
 import { arg } from './lib/report.js';
 
 const keys = arg('keys', 1_000_000);
 
-const dataDir = benchTempDir('keyward-bench-check-');
-const keyward = await startKeyward({ KEYWARD_DATA_DIR: dataDir });
-const base = `http://127.0.0.1:${keyward.port}`;
-const apiId = (await post(base, keyward.rootKey, 'apis.createApi', { name: 'check-bench' })).data.apiId as string;
-await keyward.stop();
-
-process.stderr.write(`seeding ${keys.toLocaleString('en-US')} keys…\n`);
-openStore(dataDir);
-const seedStarted = performance.now();
-await seedKeys(apiId, keys, LIMITED_KEY, (n) => process.stderr.write(`  ${n.toLocaleString('en-US')}\r`));
-const seedS = (performance.now() - seedStarted) / 1000;
-native.close();
+const { dataDir, seedS } = await seededDataDir('keyward-bench-check-', 'check-bench', keys);
 
 // The CLI in full, as `keyward check --data-dir DIR` runs: its own process, a cold start included.
 const cliStarted = performance.now();

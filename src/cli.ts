@@ -4,6 +4,8 @@ import { ConfigError, flagsToEnv, loadConfig, type Config } from './config.js';
 import { native } from './engine/native.js';
 import { HotCalls } from './engine/hotCalls.js';
 import { isValidGrant } from './domain/grants.js';
+import { isMigrationAlgorithm, MIGRATION_ALGORITHMS } from './domain/legacyHash.js';
+import { createMigration, listMigrations } from './store/migrations.js';
 import { createRootKey, createWorkspace, getWorkspace, listRootKeys, listWorkspaces, revokeRootKey } from './store/rootKeys.js';
 import { runServer } from './main.js';
 import { direct, settled, type AsyncWriter } from './store/db.js';
@@ -16,6 +18,8 @@ import { spawn } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { restoreBackup, takeBackup } from './store/backup.js';
 import { checkPages, checkRecords, hasStore, type RecordsReport } from './store/integrity.js';
+import { exportSnapshot } from './store/export.js';
+import { importFile, readHeader } from './store/import.js';
 import { fileURLToPath } from 'node:url';
 
 const USAGE = `usage: keyward <command> [--data-dir DIR]
@@ -26,12 +30,20 @@ const USAGE = `usage: keyward <command> [--data-dir DIR]
                                          prints {"workspaceId","rootKeyId","key"}
   root-keys list [--workspace <id>]
   root-keys revoke <rootKeyId>
+  migrations create --workspace <id> --algorithm <name>
+                                         prints {"migrationId","workspaceId","algorithm"}; name:
+                                         ${MIGRATION_ALGORITHMS.join(' | ')}
+  migrations list [--workspace <id>]
   backup <dir>                           a consistent, compacted copy of the store, taken while
                                          (the server serves); prints its manifest
   restore <backup> [--force]             the backup as the store of --data-dir
                                          (a non-empty one only with --force; stop the server first)
   check                                  walks the whole store, pages and records;
                                          (exits 1 on damage)
+  export [--workspace <id>]              every record (or one workspace's) of one consistent state
+                                         as JSON lines on stdout; its counts on stderr
+  import <file>                          loads an export (records there already are skipped);
+                                         prints {"imported","skipped"}
   cluster seed --data-dir DIR            loads a single node's store into an empty cluster
                                          (KEYWARD_POSTGRES_URL); prints {"records"}
   bench [--full] [--out DIR]             the benchmark suite (same as npm run bench)
@@ -82,8 +94,18 @@ function requireStore(dataDir: string): void {
   if (!hasStore(dataDir)) throw new Error(`there is no store in ${resolve(dataDir)} (KEYWARD_DATA_DIR / --data-dir)`);
 }
 
+/** A `--workspace` given that names no workspace is a failure (exit 1), not an empty answer. */
+function requireWorkspace(workspace: string | undefined): void {
+  if (workspace !== undefined && getWorkspace(workspace) === undefined) throw new Error(`workspace ${workspace} does not exist`);
+}
+
 function print(value: unknown): void {
   process.stdout.write(JSON.stringify(value) + '\n');
+}
+
+/** Writes to stdout; resolves once stdout took it (a slow reader holds the writer back). */
+function writeStdout(text: string): Promise<void> {
+  return new Promise((resolve, reject) => process.stdout.write(text, (err) => (err ? reject(err) : resolve())));
 }
 
 /**
@@ -171,7 +193,7 @@ export async function main(argv: string[]): Promise<number> {
     const [workspace] = takeOption(args, '--workspace');
     noMoreArguments(args);
     await withStore(() => {
-      if (workspace !== undefined && getWorkspace(workspace) === undefined) throw new Error(`workspace ${workspace} does not exist`);
+      requireWorkspace(workspace);
       print(listRootKeys(workspace).map((r) => ({ rootKeyId: r.id, workspaceId: r.workspaceId, start: r.start, permissions: r.permissions, createdAt: r.createdAtMs })));
     });
     return 0;
@@ -186,6 +208,30 @@ export async function main(argv: string[]): Promise<number> {
       return 1;
     }
     print({ rootKeyId: id, revoked: true });
+    return 0;
+  }
+  if (group === 'migrations' && action === 'create') {
+    const [workspace] = takeOption(args, '--workspace');
+    const [algorithm] = takeOption(args, '--algorithm');
+    if (workspace === undefined) throw new UsageError('migrations create needs --workspace <id>');
+    if (algorithm === undefined || !isMigrationAlgorithm(algorithm)) throw new UsageError(`migrations create needs --algorithm <name>, one of ${MIGRATION_ALGORITHMS.join(', ')}`);
+    noMoreArguments(args);
+    await withStore(async (w) => {
+      const record = await w.transact(() => {
+        requireWorkspace(workspace);
+        return createMigration(workspace, algorithm, Date.now());
+      });
+      print({ migrationId: record.id, workspaceId: record.workspaceId, algorithm: record.algorithm });
+    });
+    return 0;
+  }
+  if (group === 'migrations' && action === 'list') {
+    const [workspace] = takeOption(args, '--workspace');
+    noMoreArguments(args);
+    await withStore(() => {
+      requireWorkspace(workspace);
+      print(listMigrations(workspace).map((m) => ({ migrationId: m.id, workspaceId: m.workspaceId, algorithm: m.algorithm, createdAt: m.createdAtMs })));
+    });
     return 0;
   }
   if (group === 'backup') {
@@ -242,6 +288,26 @@ export async function main(argv: string[]): Promise<number> {
     print({ dataDir: resolve(config.dataDir), ok: problems.length === 0, txnId: pages.txnId, usedBytes: pages.usedBytes, pages: pages.pages, tables: Object.fromEntries(pages.tables), records: records?.records ?? null, seconds: Number(((performance.now() - started) / 1000).toFixed(3)), problems });
     if (problems.length > 0) process.stderr.write(`keyward: the store in ${resolve(config.dataDir)} is damaged: restore the last backup (keyward restore <backup> --data-dir ${config.dataDir} --force)\n`);
     return problems.length === 0 ? 0 : 1;
+  }
+  if (group === 'export') {
+    const operands = action === undefined ? [] : [action, ...args];
+    const [workspace] = takeOption(operands, '--workspace');
+    noMoreArguments(operands);
+    const config = loadConfig();
+    // A cluster node's data dir may be empty: the replica is brought up to date first.
+    if (config.postgresUrl === undefined) requireStore(config.dataDir);
+    const started = performance.now();
+    const counts = await exportSnapshot(config.dataDir, (dir) => withStore(() => void native.backup(dir)), writeStdout, workspace);
+    process.stderr.write(`${JSON.stringify({ exported: counts, seconds: Number(((performance.now() - started) / 1000).toFixed(3)) })}\n`);
+    return 0;
+  }
+  if (group === 'import') {
+    const [file, ...more] = action === undefined ? [] : [action, ...args];
+    if (file === undefined || file.startsWith('-')) throw new UsageError('import needs <file>, a file keyward export wrote');
+    noMoreArguments(more);
+    await readHeader(file);
+    print(await withStore((w) => importFile(file, w, Date.now())));
+    return 0;
   }
   if (group === 'cluster' && action === 'seed') {
     noMoreArguments(args);

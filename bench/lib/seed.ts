@@ -10,6 +10,8 @@ import type { Ctx } from '../../src/request/context.js';
 import { directCtx } from '../../src/request/direct.js';
 import { getRecord } from '../../src/store/db.js';
 import type { ApiRecord } from '../../src/store/records.js';
+import { post } from './http.js';
+import { benchTempDir, startKeyward } from './procs.js';
 
 /** Opens a store (a server's, while it runs: LMDB is multi-process safe) with the server's default map size. */
 export function openStore(dataDir: string): void {
@@ -38,6 +40,24 @@ export const LIMITED_KEY = {
   credits: { remaining: 1_000_000_000 },
   ratelimits: [{ name: 'requests', limit: 1_000_000_000, duration: 60_000, autoApply: true }],
 };
+
+/**
+ * A new data dir with one API (made by a keyward started on it, then stopped) and `count`
+ * keys of LIMITED_KEY's shape, the store closed again; `seedS`: the seconds the keys took.
+ */
+export async function seededDataDir(prefix: string, apiName: string, count: number): Promise<{ dataDir: string; apiId: string; seedS: number }> {
+  const dataDir = benchTempDir(prefix);
+  const keyward = await startKeyward({ KEYWARD_DATA_DIR: dataDir });
+  const apiId = (await post(`http://127.0.0.1:${keyward.port}`, keyward.rootKey, 'apis.createApi', { name: apiName })).data.apiId as string;
+  await keyward.stop();
+  process.stderr.write(`seeding ${count.toLocaleString('en-US')} keys…\n`);
+  openStore(dataDir);
+  const started = performance.now();
+  await seedKeys(apiId, count, LIMITED_KEY, (n) => process.stderr.write(`  ${n.toLocaleString('en-US')}\r`));
+  const seedS = (performance.now() - started) / 1000;
+  native.close();
+  return { dataDir, apiId, seedS };
+}
 
 /** A bench's call, and what commits a group-commit batch it left open. */
 export type Runner = { call: (i: number) => void; flush: () => void };

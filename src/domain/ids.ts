@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { fillRandom } from './random.js';
 import { base58Fixed } from './base58.js';
 
-export type IdPrefix = 'ws' | 'rk' | 'api' | 'key' | 'perm' | 'role' | 'id' | 'rl' | 'rlns' | 'rlor' | 'req';
+export type IdPrefix = 'ws' | 'rk' | 'api' | 'key' | 'perm' | 'role' | 'id' | 'rl' | 'rlns' | 'rlor' | 'req' | 'mig';
 
 /**
  * `prefix_` + 22 base58 characters: 6 bytes of creation time (ms) then 10 random bytes,

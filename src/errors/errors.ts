@@ -75,7 +75,8 @@ export const permissionNotFound = (idOrSlug: string): ApiError => new ApiError('
 /** A permission named by slug in a key's assignment. */
 export const assignedPermissionNotFound = (slug: string): ApiError => new ApiError('permission_not_found', `Permission '${slug}' was not found in this workspace.`);
 export const roleNotFound = (idOrName: string): ApiError => new ApiError('role_not_found', `The role '${idOrName}' (id or name) does not exist in this workspace.`);
-/** A role named in a key's or role's assignment (roles are never created implicitly). */
+export const migrationNotFound = (migrationId: string): ApiError => new ApiError('migration_not_found', `The migration '${migrationId.slice(0, 255)}' does not exist in this workspace; create one with \`keyward migrations create --workspace <id> --algorithm <name>\`.`);
+/** A role named in a key's or role's assignment (only keys.migrateKeys creates roles). */
 export const assignedRoleNotFound = (name: string): ApiError => new ApiError('role_not_found', `Role '${name}' was not found in this workspace; create it with permissions.createRole first.`);
 export const identityNotFound = (idOrExternalId: string): ApiError => new ApiError('identity_not_found', `The identity '${idOrExternalId}' (id or externalId) does not exist in this workspace.`);
 export const namespaceNotFound = (nameOrId: string): ApiError => new ApiError('ratelimit_namespace_not_found', `The rate-limit namespace '${nameOrId}' does not exist in this workspace; it is created by its first ratelimits.limit call.`);

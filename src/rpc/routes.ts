@@ -24,6 +24,7 @@ import { setRoles } from '../procedures/keys/setRoles.js';
 import { addPermissions } from '../procedures/keys/addPermissions.js';
 import { removePermissions } from '../procedures/keys/removePermissions.js';
 import { setPermissions } from '../procedures/keys/setPermissions.js';
+import { migrateKeys } from '../procedures/keys/migrateKeys.js';
 import { rerollKey } from '../procedures/keys/rerollKey.js';
 import { verifyKey, verifyKeyFromBody } from '../procedures/keys/verifyKey.js';
 import * as permissionsSchemas from '../schemas/permissions.js';
@@ -162,6 +163,15 @@ export const ROUTES: readonly Route[] = [
     permissions: [{ resource: 'apis', action: 'create_key', idField: 'apiId' }],
     handlerPermissions: 'apis.<apiId>.encrypt_key when recoverable',
     handler: createKey,
+  },
+  {
+    procedure: 'keys.migrateKeys',
+    summary: "Move keys in from another system by their hashes (a migration made with `keyward migrations create` names the hash algorithm); all keys of a call commit together, a hash already present is listed in `failed`.",
+    kind: 'mgmt',
+    request: keysSchemas.migrateKeysRequest,
+    response: keysSchemas.migrateKeysResponse,
+    permissions: [{ resource: 'apis', action: 'create_key', idField: 'apiId' }],
+    handler: migrateKeys,
   },
   {
     procedure: 'keys.getKey',

@@ -5,6 +5,8 @@ import { keyResponse } from './apis.js';
 export const MAX_SAFE = 9007199254740991;
 export const MAX_EXPIRES_MS = 4102444800000;
 export const MAX_META_BYTES = 10 * 1024;
+/** Random bytes of a key made by keyward when createKey does not say (and of a migrated key's reroll). */
+export const DEFAULT_BYTE_LENGTH = 16;
 
 const keyId = idString(3, 255);
 export const externalIdField: JsonSchema = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[a-zA-Z0-9_.-]+$' };
@@ -43,25 +45,56 @@ export const ratelimitRequest: JsonSchema = object(
 );
 export const ratelimitsList: JsonSchema = { type: 'array', maxItems: 50, items: ratelimitRequest, description: 'at most 50, names unique within the list (a repeated name is a 400)' };
 
+/** The fields of a new key that keys.createKey and each key of keys.migrateKeys take. */
+const newKeyFields: Record<string, JsonSchema> = {
+  name: { type: 'string', minLength: 1, maxLength: 255 },
+  externalId: externalIdField,
+  meta: metaObject,
+  roles: rolesList(0, KEY_FIELD_NAME_CHARS),
+  permissions: permissionsList(0, KEY_FIELD_NAME_CHARS),
+  expires,
+  credits: object({ remaining: nullable({ type: 'integer', minimum: 0, maximum: MAX_SAFE }), refill: refillSchema }, ['remaining']),
+  ratelimits: ratelimitsList,
+  enabled: { type: 'boolean', default: true },
+};
+
 export const createKeyRequest = object(
   {
     apiId: idString(3, 255),
     prefix: { type: 'string', minLength: 1, maxLength: 16, pattern: '^[a-zA-Z0-9_]+$' },
-    name: { type: 'string', minLength: 1, maxLength: 255 },
-    byteLength: { type: 'integer', minimum: 16, maximum: 255, default: 16 },
-    externalId: externalIdField,
-    meta: metaObject,
-    roles: rolesList(0, KEY_FIELD_NAME_CHARS),
-    permissions: permissionsList(0, KEY_FIELD_NAME_CHARS),
-    expires,
-    credits: object({ remaining: nullable({ type: 'integer', minimum: 0, maximum: MAX_SAFE }), refill: refillSchema }, ['remaining']),
-    ratelimits: ratelimitsList,
-    enabled: { type: 'boolean', default: true },
+    byteLength: { type: 'integer', minimum: 16, maximum: 255, default: DEFAULT_BYTE_LENGTH },
+    ...newKeyFields,
     recoverable: { type: 'boolean', default: false },
   },
   ['apiId'],
 );
 export const createKeyResponse = object({ keyId: { type: 'string' }, key: { type: 'string' } }, ['keyId', 'key']);
+
+/** Keys per keys.migrateKeys call (a call commits all of them or none). */
+export const MAX_MIGRATE_KEYS = 1000;
+const migrationId: JsonSchema = { type: 'string', minLength: 3, maxLength: 255 };
+
+export const migrateKeysRequest = object(
+  {
+    migrationId,
+    apiId: idString(3, 255),
+    keys: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_MIGRATE_KEYS,
+      items: object({ hash: { type: 'string', minLength: 3, maxLength: 255, description: "The key's hash in your system, in the migration's algorithm" }, ...newKeyFields }, ['hash']),
+      description: `1 to ${MAX_MIGRATE_KEYS} keys, committed together or not at all`,
+    },
+  },
+  ['migrationId', 'apiId', 'keys'],
+);
+export const migrateKeysResponse = object(
+  {
+    migrated: { type: 'array', items: object({ hash: { type: 'string' }, keyId: { type: 'string' } }, ['hash', 'keyId']) },
+    failed: { type: 'array', items: { type: 'string' }, description: 'hashes already present (or repeated in the call): not migrated' },
+  },
+  ['migrated', 'failed'],
+);
 
 export const getKeyRequest = object({ keyId, decrypt: { type: 'boolean', default: false } }, ['keyId']);
 export const whoamiRequest = object({ key: { type: 'string', minLength: 1, maxLength: 512 } }, ['key']);
@@ -135,7 +168,8 @@ export const verifyKeyRequest = object(
       }, ['name']),
     },
     permissions: { type: 'string', minLength: 1, maxLength: 1000, description: 'Permission query: names joined with AND / OR, parentheses' },
-    tags: { type: 'array', maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 512 }, description: 'Accepted for SDK compatibility; keyward keeps no analytics' },
+    tags: { type: 'array', maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 512 }, description: "Kept with the verification's analytics event (KEYWARD_ANALYTICS)" },
+    migrationId: { ...migrationId, description: 'A key moved in with keys.migrateKeys: found by its legacy hash, and stored under keyward\'s hash from this first use on' },
   },
   ['key'],
 );

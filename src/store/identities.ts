@@ -18,10 +18,15 @@ export function insertIdentity(workspaceId: string, externalId: string, fields: 
   }
   const record: IdentityRecord = { id: newId('id', nowMs), workspaceId, externalId, ratelimits: fields.ratelimits ?? [], createdAtMs: nowMs };
   if (fields.metaJson !== undefined) record.metaJson = fields.metaJson;
-  putRecord('identities', record.id, record);
-  idxPut(IDX.identExt(workspaceId, externalId), record.id);
-  idxPut(IDX.wsIdent(workspaceId) + record.id);
+  putIdentity(record);
   return record;
+}
+
+/** Writes an identity whose externalId is free in its workspace, and its indexes. */
+export function putIdentity(record: IdentityRecord): void {
+  putRecord('identities', record.id, record);
+  idxPut(IDX.identExt(record.workspaceId, record.externalId), record.id);
+  idxPut(IDX.wsIdent(record.workspaceId) + record.id);
 }
 
 /** The identity with this externalId, created (no meta, no limits) when missing. */

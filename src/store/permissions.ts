@@ -17,14 +17,19 @@ export function insertPermission(workspaceId: string, fields: { slug: string; na
   if (idxGet(IDX.permSlug(workspaceId, fields.slug)) !== undefined) {
     throw permissionExists(fields.slug);
   }
-  // A deleted permission of this slug still on some keys is taken off them first (cascades.ts).
-  settleGone(workspaceId, fields.slug, nowMs);
   const record: PermissionRecord = { id: newId('perm', nowMs), workspaceId, slug: fields.slug, name: fields.name, createdAtMs: nowMs };
   if (fields.description !== undefined) record.description = fields.description;
-  putRecord('permissions', record.id, record);
-  idxPut(IDX.permSlug(workspaceId, record.slug), record.id);
-  idxPut(IDX.wsPerm(workspaceId) + record.id);
+  putPermission(record, nowMs);
   return record;
+}
+
+/** Writes a permission whose slug is free in its workspace, and its indexes. */
+export function putPermission(record: PermissionRecord, nowMs: number): void {
+  // A deleted permission of this slug still on some keys is taken off them first (cascades.ts).
+  settleGone(record.workspaceId, record.slug, nowMs);
+  putRecord('permissions', record.id, record);
+  idxPut(IDX.permSlug(record.workspaceId, record.slug), record.id);
+  idxPut(IDX.wsPerm(record.workspaceId) + record.id);
 }
 
 /** Resolves slugs (or permission ids) to records, creating missing slugs (name = slug). */
@@ -71,10 +76,14 @@ export function insertRole(workspaceId: string, fields: { name: string; descript
   }
   const record: RoleRecord = { id: newId('role', nowMs), workspaceId, name: fields.name, permissions: [], createdAtMs: nowMs };
   if (fields.description !== undefined) record.description = fields.description;
-  idxPut(IDX.roleName(workspaceId, record.name), record.id);
-  idxPut(IDX.wsRole(workspaceId) + record.id);
-  saveRolePermissions(record, permissions);
-  return record;
+  return putRole(record, permissions);
+}
+
+/** Writes a role whose name is free in its workspace, with `permissions` (its own are replaced), and its indexes. */
+export function putRole(role: RoleRecord, permissions: readonly PermissionRecord[]): RoleRecord {
+  idxPut(IDX.roleName(role.workspaceId, role.name), role.id);
+  idxPut(IDX.wsRole(role.workspaceId) + role.id);
+  return saveRolePermissions({ ...role, permissions: [] }, permissions);
 }
 
 /** Replaces a role's permissions, keeping the perm_role reverse index in step. */

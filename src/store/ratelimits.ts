@@ -20,7 +20,7 @@ export function overrideKey(namespaceId: string, identifier: string): string {
 }
 
 /** The namespace table key: names are stored like identifiers (storageId). */
-function namespaceKey(workspaceId: string, name: string): string {
+export function namespaceKey(workspaceId: string, name: string): string {
   return `${workspaceId}/${storageId(name)}`;
 }
 
@@ -45,9 +45,15 @@ export function ensureNamespace(workspaceId: string, name: string, nowMs: number
   const existing = getRecord<NamespaceRecord>('ratelimit_namespaces', key);
   if (existing !== undefined) return existing;
   const record: NamespaceRecord = { id: namedId('rlns', `${workspaceId}/${name}`), workspaceId, name, createdAtMs: nowMs };
+  putNamespace(record);
+  return record;
+}
+
+/** Writes a namespace and its id index. */
+export function putNamespace(record: NamespaceRecord): void {
+  const key = namespaceKey(record.workspaceId, record.name);
   putRecord('ratelimit_namespaces', key, record);
   idxPut(IDX.nsId(record.id), key);
-  return record;
 }
 
 /** Upsert keyed by (namespace, identifier), inside the caller's transaction: an existing override keeps its id. */
@@ -55,9 +61,15 @@ export function upsertOverride(ns: NamespaceRecord, identifier: string, limit: n
   const key = overrideKey(ns.id, identifier);
   const existing = getRecord<OverrideRecord>('ratelimit_overrides', key);
   const record: OverrideRecord = { id: existing?.id ?? newId('rlor', nowMs), namespaceId: ns.id, identifier, limit, durationMs, createdAtMs: existing?.createdAtMs ?? nowMs };
-  putRecord('ratelimit_overrides', key, record);
-  idxPut(IDX.nsOverrides(ns.id) + record.id, key);
+  putOverride(record);
   return record;
+}
+
+/** Writes an override and its listing entry. */
+export function putOverride(record: OverrideRecord): void {
+  const key = overrideKey(record.namespaceId, record.identifier);
+  putRecord('ratelimit_overrides', key, record);
+  idxPut(IDX.nsOverrides(record.namespaceId) + record.id, key);
 }
 
 /** Deletes the override stored under exactly this identifier (inside the caller's transaction); false if there is none. */

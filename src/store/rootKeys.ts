@@ -51,10 +51,15 @@ export function insertRootKey(workspaceId: string, key: string, permissions: rea
     createdAtMs: nowMs,
   };
   if (getText('root_key_hashes', record.hash) !== undefined) throw new Error('this root key already exists');
+  putRootKey(record);
+  return record;
+}
+
+/** Writes a root key record and its hash entry (inside the caller's transaction); every thread drops its auth cache. */
+export function putRootKey(record: RootKeyRecord): void {
   putRecord('root_keys', record.id, record);
   putText('root_key_hashes', record.hash, record.id);
   bumpVersion();
-  return record;
 }
 
 /** A new root key of an existing workspace (inside the caller's transaction), and its value, shown once. */

@@ -6,7 +6,8 @@ import { Unkey } from '@unkey/api';
 import * as errors from '@unkey/api/models/errors';
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../helpers/live.js';
-import { call, expectOk, randomRootKey, rootKeyWith } from '../helpers/server.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { bootstrapWorkspace, call, cli, expectOk, randomRootKey, rootKeyWith } from '../helpers/server.js';
 
 const srv = liveServer();
 
@@ -339,6 +340,53 @@ describe('@unkey/api against keyward', () => {
       row.check(result, state);
     });
   }
+
+  it('keys.migrateKeys (a migration made with the CLI) and keys.verifyKey {migrationId} work through the SDK', async () => {
+    const unkey = sdk();
+    // The CLI works on the server's store (in cluster mode, through the cluster's PostgreSQL).
+    const pgUrl = srv().env.KEYWARD_POSTGRES_URL;
+    const env: Record<string, string> = pgUrl === undefined ? {} : { KEYWARD_POSTGRES_URL: pgUrl };
+    const ws = await bootstrapWorkspace(srv().dataDir, env);
+    const migration = async (algorithm: string): Promise<string> => {
+      const res = await cli(['migrations', 'create', '--workspace', ws, '--algorithm', algorithm], srv().dataDir, env);
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.json).toEqual({ migrationId: expect.any(String), workspaceId: ws, algorithm });
+      return res.json.migrationId as string;
+    };
+    const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+    const { data: api } = await unkey.apis.createApi({ name: 'sdk-migrate' });
+
+    // sha256: VALID at once, with migrationId and without.
+    const sha = await migration('sha256');
+    const key = `legacy_${randomBytes(16).toString('hex')}`;
+    const migrated = await unkey.keys.migrateKeys({ migrationId: sha, apiId: api.apiId, keys: [{ hash: sha256(key), name: 'sdk-migrated', externalId: 'sdk_migrated_user', permissions: ['sdk.migrated'], credits: { remaining: 10 } }] });
+    expect(migrated.meta.requestId).toMatch(/^req_/);
+    expect(migrated.data.failed).toEqual([]);
+    expect(migrated.data.migrated).toEqual([{ hash: sha256(key), keyId: expect.stringMatching(/^key_/) }]);
+    const keyId = migrated.data.migrated[0]?.keyId;
+    const withId = await unkey.keys.verifyKey({ key, migrationId: sha, permissions: 'sdk.migrated' });
+    expect(withId.data).toMatchObject({ valid: true, code: 'VALID', keyId, name: 'sdk-migrated', credits: 9, identity: { externalId: 'sdk_migrated_user' } });
+    expect((await unkey.keys.verifyKey({ key })).data).toMatchObject({ valid: true, code: 'VALID', keyId, credits: 8 });
+    const again = await unkey.keys.migrateKeys({ migrationId: sha, apiId: api.apiId, keys: [{ hash: sha256(key) }] });
+    expect(again.data).toEqual({ migrated: [], failed: [sha256(key)] });
+
+    // seamapi prefixed-api-key: found with migrationId on first use, then without.
+    const seam = await migration('github.com/seamapi/prefixed-api-key');
+    const longToken = randomBytes(12).toString('hex');
+    const seamKey = `sdkco_${randomBytes(4).toString('hex')}_${longToken}`;
+    const seamRes = await unkey.keys.migrateKeys({ migrationId: seam, apiId: api.apiId, keys: [{ hash: sha256(longToken) }] });
+    const seamKeyId = seamRes.data.migrated[0]?.keyId;
+    expect(seamKeyId).toMatch(/^key_/);
+    expect((await unkey.keys.verifyKey({ key: seamKey })).data).toMatchObject({ valid: false, code: 'NOT_FOUND' });
+    expect((await unkey.keys.verifyKey({ key: seamKey, migrationId: seam })).data).toMatchObject({ valid: true, code: 'VALID', keyId: seamKeyId });
+    expect((await unkey.keys.verifyKey({ key: seamKey })).data).toMatchObject({ valid: true, code: 'VALID', keyId: seamKeyId });
+    expect((await unkey.keys.getKey({ keyId: need(seamKeyId, 'seam keyId') })).data.start).toBe(seamKey.slice(0, 'sdkco_'.length + 4));
+
+    // An unknown migration surfaces as the typed NotFoundErrorResponse.
+    const err = await unkey.keys.migrateKeys({ migrationId: 'mig_doesnotexist', apiId: api.apiId, keys: [{ hash: sha256('x') }] }).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(errors.NotFoundErrorResponse);
+    expect((err as errors.NotFoundErrorResponse).data$.error.type).toMatch(/\/migration_not_found$/);
+  });
 
   it('a deleted API surfaces as the typed NotFoundErrorResponse', async () => {
     const unkey = sdk();

@@ -59,7 +59,7 @@ describe('README', () => {
     const cliSource = readFileSync(new URL('../../src/cli.ts', import.meta.url), 'utf8');
     const usage = /const USAGE = `([^`]*)`/.exec(cliSource)?.[1] ?? '';
     const commands = (lines: string[]): Set<string> =>
-      new Set(lines.map((l) => /^(serve|help|bench|backup|restore|check|[a-z-]+ [a-z]+)\b/.exec(l)?.[1]).filter((c): c is string => c !== undefined));
+      new Set(lines.map((l) => /^(serve|help|bench|backup|restore|check|export|import|[a-z-]+ [a-z]+)\b/.exec(l)?.[1]).filter((c): c is string => c !== undefined));
     const inUsage = commands(usage.split('\n').slice(1).map((l) => l.trim()));
     const section = readme.slice(readme.indexOf('## CLI'), readme.indexOf('\n## ', readme.indexOf('## CLI') + 1));
     const inReadme = commands(section.split('\n').filter((l) => l.startsWith('keyward ')).map((l) => l.slice('keyward '.length)));

@@ -1,3 +1,4 @@
+import { moveMigratedKey } from '../../edits/migrated.js';
 import { errorCode } from '../../engine/native.js';
 import type { Outcome, Payment, Served } from '../../engine/hotCalls.js';
 import { insufficientPermissions, invalidInput, permissionsQuerySyntax, unknownRateLimit } from '../../errors/errors.js';
@@ -11,6 +12,7 @@ export interface VerifyKeyInput {
   ratelimits?: { name: string; cost: number; limit?: number; duration?: number }[];
   permissions?: string;
   tags?: string[];
+  migrationId?: string;
 }
 
 /**
@@ -28,7 +30,8 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): Served | Promise<Ser
   });
   const scope = ctx.principal.verifyScope();
   if (scope === null) throw insufficientPermissions(['apis.*.verify_key', 'apis.<apiId>.verify_key']);
-  const request = Buffer.from(JSON.stringify(input));
+  const { migrationId, ...engineInput } = input;
+  const request = Buffer.from(JSON.stringify(engineInput));
   const again = (payment?: Payment): Outcome => {
     try {
       return ctx.hot.verifyKey(request, ctx.principal.workspaceId, scope, ctx.nowMs, true, payment);
@@ -36,7 +39,8 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): Served | Promise<Ser
       throw refusalAsError(err);
     }
   };
-  return ctx.settle(again(), again);
+  const moving = migrationId === undefined ? undefined : moveMigratedKey(migrationId, input.key, ctx);
+  return moving === undefined ? ctx.settle(again(), again) : moving.then(() => ctx.settle(again(), again));
 }
 
 /**

@@ -1,0 +1,80 @@
+// Migrations (keys.migrateKeys, keyward migrations): which legacy hash algorithm a
+// workspace's imported keys use. indexes table, `migration/<migrationId>` → the record
+// (msgpack; the one record kept in `indexes`, as migrations are few and only looked up by id),
+// and `migration_moved/<base64 placeholder>` → keyId for each key moved off its placeholder.
+// Functions here run inside the caller's transaction.
+import { newId } from '../domain/ids.js';
+import type { MigrationAlgorithm } from '../domain/legacyHash.js';
+import { native } from '../engine/native.js';
+import { decode, getRecord, putRecord, scanPrefix } from './db.js';
+import { idxGet, idxPut } from './indexes.js';
+import { saveKey } from './keys.js';
+import type { KeyRecord } from './records.js';
+
+export interface MigrationRecord {
+  id: string;
+  workspaceId: string;
+  algorithm: MigrationAlgorithm;
+  createdAtMs: number;
+}
+
+const PREFIX = 'migration/';
+
+export function createMigration(workspaceId: string, algorithm: MigrationAlgorithm, nowMs: number): MigrationRecord {
+  const record: MigrationRecord = { id: newId('mig', nowMs), workspaceId, algorithm, createdAtMs: nowMs };
+  putMigration(record);
+  return record;
+}
+
+/** Writes a migration record as it is (createMigration, keyward import). */
+export function putMigration(record: MigrationRecord): void {
+  putRecord('indexes', PREFIX + record.id, record);
+}
+
+/** The migration of this id, whatever its workspace. */
+export function getMigration(migrationId: string): MigrationRecord | undefined {
+  return getRecord<MigrationRecord>('indexes', PREFIX + migrationId);
+}
+
+/** The migration when it belongs to this workspace (another workspace's is not found). */
+export function findMigration(workspaceId: string, migrationId: string): MigrationRecord | undefined {
+  const record = getMigration(migrationId);
+  return record?.workspaceId === workspaceId ? record : undefined;
+}
+
+/** Every migration, or a workspace's, in id (creation) order. */
+export function listMigrations(workspaceId: string | undefined): MigrationRecord[] {
+  const out: MigrationRecord[] = [];
+  for (let from: string | undefined; ; ) {
+    const page = scanPrefix('indexes', PREFIX, from, 1001);
+    for (const { value } of page.slice(0, 1000)) {
+      const record = decode<MigrationRecord>(value);
+      if (workspaceId === undefined || record.workspaceId === workspaceId) out.push(record);
+    }
+    if (page.length <= 1000) return out;
+    from = page[1000]?.key;
+  }
+}
+
+/** The key stored under `hash` (a placeholder of a migrated key, or any key), whatever its workspace. */
+export function keyAtHash(hash: Buffer): KeyRecord | undefined {
+  return getRecord<KeyRecord>('key_records', hash);
+}
+
+/** `moved/<base64 placeholder>` → keyId: a placeholder whose key moved (so its hash is not migrated again). */
+const movedEntry = (placeholder: Buffer) => `${MOVED_PREFIX}${placeholder.toString('base64')}`;
+const MOVED_PREFIX = 'migration_moved/';
+
+/** Whether a key was ever stored under `hash`: it is, or it was a placeholder whose key moved. */
+export function hashTaken(hash: Buffer): boolean {
+  return keyAtHash(hash) !== undefined || idxGet(movedEntry(hash)) !== undefined;
+}
+
+/** Moves a migrated key from its placeholder to keyward's own hash of the whole key. */
+export function moveToOwnHash(record: KeyRecord, placeholder: Buffer, ownHash: Buffer, start: string): void {
+  native.del('key_records', placeholder);
+  idxPut(movedEntry(placeholder), record.id);
+  const moved: KeyRecord = { ...record, hash: ownHash.toString('base64'), start };
+  saveKey(moved, record);
+  native.put('keys', record.id, ownHash);
+}
