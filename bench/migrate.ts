@@ -19,18 +19,20 @@ const presentKeys = arg('present', 10_000);
 const WINDOW_S = 5;
 
 const keyward = await startKeyward();
+keyward.child.once('exit', (code, signal) => process.stderr.write(`keyward exited: ${code} ${signal}\n`));
 const base = `http://127.0.0.1:${keyward.port}`;
 try {
   const cli = (...args: string[]) => JSON.parse(execFileSync(process.execPath, [join(dirname(MAIN_JS), 'cli.js'), ...args], { env: { ...process.env, KEYWARD_DATA_DIR: keyward.dataDir }, encoding: 'utf8' })) as unknown;
   const [workspace] = cli('workspaces', 'list') as { workspaceId: string }[];
   if (workspace === undefined) throw new Error('no workspace');
   const { migrationId } = cli('migrations', 'create', '--workspace', workspace.workspaceId, '--algorithm', 'sha256') as { migrationId: string };
+  // The hashes an old system kept: hex SHA-256 of keys nobody here knows. Drawn first: the
+  // server closes keep-alive connections idle for 10 s, which undici may then reuse for a POST.
+  const hashes = Array.from({ length: total }, () => createHash('sha256').update(randomBytes(24)).digest('hex'));
   const apiId = (await post(base, keyward.rootKey, 'apis.createApi', { name: 'moving-in' })).data.apiId as string;
   process.stderr.write(`creating ${presentKeys.toLocaleString('en-US')} keys to verify during the import…\n`);
   const present = await createKeys(base, keyward.rootKey, apiId, presentKeys);
 
-  // The hashes an old system kept: hex SHA-256 of keys nobody here knows.
-  const hashes = Array.from({ length: total }, () => createHash('sha256').update(randomBytes(24)).digest('hex'));
   let next = 0;
   let migrated = 0;
   let failed = 0;

@@ -118,6 +118,8 @@ export interface IdentityRecord {
  *   ident_ext/<ws>/<externalId> → identityId  ws_ident/<ws>/<identityId>
  *   perm_key/<permissionId>/<keyId>   perm_role/<permissionId>/<roleId>
  *   role_key/<roleId>/<keyId>         ident_key/<identityId>/<keyId>
+ * and the migrations (store/migrations.ts): migration/<migrationId> → its record (msgpack),
+ *   migration_moved/<base64 placeholder> → keyId.
  */
 export const IDX = {
   permSlug: (ws: string, slug: string) => `perm_slug/${ws}/${slug}`,
