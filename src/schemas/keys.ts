@@ -169,7 +169,7 @@ export const verifyKeyRequest = object(
     },
     permissions: { type: 'string', minLength: 1, maxLength: 1000, description: 'Permission query: names joined with AND / OR, parentheses' },
     tags: { type: 'array', maxItems: 20, items: { type: 'string', minLength: 1, maxLength: 512 }, description: "Kept with the verification's analytics event (KEYWARD_ANALYTICS)" },
-    migrationId: { ...migrationId, description: 'A key moved in with keys.migrateKeys: found by its legacy hash, and stored under keyward\'s hash from this first use on' },
+    migrationId: { type: 'string', minLength: 1, maxLength: 256, description: 'A key moved in with keys.migrateKeys: found by its legacy hash, and stored under keyward\'s hash from this first use on' },
   },
   ['key'],
 );

@@ -162,11 +162,19 @@ describe('keys.migrateKeys 400: all or nothing', () => {
   });
 });
 
+// verifyKey takes Unkey's bound for the field (1-256 characters); any id in it is looked up (404 when unknown).
 describe('keys.verifyKey {migrationId} 400', () => {
   it.each([
-    ['2 chars ("ab")', 'ab'],
-    ['256 chars', 'm'.repeat(256)],
+    ['0 chars', ''],
+    ['257 chars', 'm'.repeat(257)],
   ])('a migrationId of %s → 400', async (_why, migrationId) => {
     expect400(await call(srv(), 'keys.verifyKey', { key: 'whatever', migrationId }), 'migrationId');
+  });
+
+  it.each([
+    ['1 char', 'm'],
+    ['256 chars', 'm'.repeat(256)],
+  ])('a migrationId of %s is within bounds: an unknown one is 404 migration_not_found', async (_why, migrationId) => {
+    expectError(await call(srv(), 'keys.verifyKey', { key: 'whatever', migrationId }), 404, 'migration_not_found');
   });
 });
