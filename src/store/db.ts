@@ -83,6 +83,18 @@ export function* tableEntries(table: Table, page: number): Generator<[key: Buffe
   }
 }
 
+/** Every entry under `prefix`, in key order, read a page at a time (callers bound the size by the data model). */
+export function scanPrefixAll(table: Table, prefix: string): { key: string; value: Buffer }[] {
+  const out: { key: string; value: Buffer }[] = [];
+  for (let from: string | undefined; ; ) {
+    const page = scanPrefix(table, prefix, from, SCAN_PAGE + 1);
+    out.push(...page.slice(0, SCAN_PAGE));
+    if (page.length <= SCAN_PAGE) return out;
+    from = page[SCAN_PAGE]?.key;
+  }
+}
+const SCAN_PAGE = 1000;
+
 function prefixEnd(prefix: string): Buffer | null {
   if (prefix === '') return null;
   const bytes = Buffer.from(prefix, 'utf8');

@@ -1,6 +1,6 @@
 // The `indexes` table (layout in records.ts): string keys, values an id or empty.
 import { native } from '../engine/native.js';
-import { getText, scanPrefix } from './db.js';
+import { getText, scanPrefix, scanPrefixAll } from './db.js';
 
 const EMPTY = Buffer.alloc(0);
 
@@ -23,11 +23,5 @@ export function idxList(prefix: string, from: string | undefined, limit: number)
 
 /** Every suffix under `prefix` (for cascades; callers bound the size by the data model). */
 export function idxAll(prefix: string): string[] {
-  const out: string[] = [];
-  for (let from: string | undefined; ; ) {
-    const page = idxList(prefix, from, 1001);
-    out.push(...page.slice(0, 1000));
-    if (page.length <= 1000) return out;
-    from = page[1000];
-  }
+  return scanPrefixAll('indexes', prefix).map((e) => e.key.slice(prefix.length));
 }

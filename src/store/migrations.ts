@@ -6,7 +6,7 @@
 import { newId } from '../domain/ids.js';
 import type { MigrationAlgorithm } from '../domain/legacyHash.js';
 import { native } from '../engine/native.js';
-import { decode, getRecord, putRecord, scanPrefix } from './db.js';
+import { decode, getRecord, putRecord, scanPrefixAll } from './db.js';
 import { idxGet, idxPut } from './indexes.js';
 import { saveKey } from './keys.js';
 import type { KeyRecord } from './records.js';
@@ -44,16 +44,9 @@ export function findMigration(workspaceId: string, migrationId: string): Migrati
 
 /** Every migration, or a workspace's, in id (creation) order. */
 export function listMigrations(workspaceId: string | undefined): MigrationRecord[] {
-  const out: MigrationRecord[] = [];
-  for (let from: string | undefined; ; ) {
-    const page = scanPrefix('indexes', PREFIX, from, 1001);
-    for (const { value } of page.slice(0, 1000)) {
-      const record = decode<MigrationRecord>(value);
-      if (workspaceId === undefined || record.workspaceId === workspaceId) out.push(record);
-    }
-    if (page.length <= 1000) return out;
-    from = page[1000]?.key;
-  }
+  return scanPrefixAll('indexes', PREFIX)
+    .map((e) => decode<MigrationRecord>(e.value))
+    .filter((m) => workspaceId === undefined || m.workspaceId === workspaceId);
 }
 
 /** The key stored under `hash` (a placeholder of a migrated key, or any key), whatever its workspace. */

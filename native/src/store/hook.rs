@@ -66,26 +66,25 @@ pub(super) fn commit(txn: WriteTxn) -> Committed {
     (hook.commit)(&mut || txn.take().map_or(Err(lmdb::MDB_BAD_TXN), WriteTxn::commit))
 }
 
-pub(super) fn aborted() {
+/// Calls the hook's function `pick` chooses, when a hook is registered.
+fn notify(pick: fn(&CommitHook) -> fn()) {
     if let Some(hook) = HOOK.get() {
-        (hook.aborted)();
+        pick(hook)();
     }
+}
+
+pub(super) fn aborted() {
+    notify(|h| h.aborted);
 }
 
 pub(super) fn savepoint() {
-    if let Some(hook) = HOOK.get() {
-        (hook.savepoint)();
-    }
+    notify(|h| h.savepoint);
 }
 
 pub(super) fn release() {
-    if let Some(hook) = HOOK.get() {
-        (hook.release)();
-    }
+    notify(|h| h.release);
 }
 
 pub(super) fn rollback() {
-    if let Some(hook) = HOOK.get() {
-        (hook.rollback)();
-    }
+    notify(|h| h.rollback);
 }
