@@ -54,7 +54,8 @@ export function threadServices(config: Config, log: Logger, pool: boolean, analy
   const cluster = config.postgresUrl === undefined ? undefined : threadCluster(config, log, gate, local, hot);
   const writer = cluster?.writer ?? settled(local);
   const jobs = new BackgroundJobs(writer, log, pool && cluster === undefined ? config : undefined);
-  return { services: { gate, writer, hot, jobs, log, vaultKey: config.vaultKey, cluster: cluster?.calls, ...(analytics === undefined ? {} : { analytics }) }, cluster };
+  const catchUp = cluster === undefined ? {} : { catchUp: () => cluster.replica.waitHead() };
+  return { services: { gate, writer, hot, jobs, log, vaultKey: config.vaultKey, cluster: cluster?.calls, ...catchUp, ...(analytics === undefined ? {} : { analytics }) }, cluster };
 }
 
 /**

@@ -15,6 +15,7 @@ import type { DurabilityGate } from '../engine/durability.js';
 import { Effect, type HotCalls, type Outcome, type Payment, type Served } from '../engine/hotCalls.js';
 import { settleOutcome } from '../request/settle.js';
 import { ApiError } from '../errors/apiError.js';
+import { CATALOGUE } from '../errors/catalogue.js';
 import { invalidBody, malformedJson, unexpectedError } from '../errors/errors.js';
 import { fromAjv } from '../errors/fromAjv.js';
 import type { Logger } from '../log.js';
@@ -43,6 +44,8 @@ export interface ThreadServices {
   readonly vaultKey: string | undefined;
   /** Cluster mode: where a hot call only the cluster can decide is settled. */
   readonly cluster: ClusterCalls | undefined;
+  /** Cluster mode: brings this thread's replica to PostgreSQL's head (rejects when it cannot be reached). */
+  readonly catchUp?: () => Promise<void>;
   /** The analytics worker; undefined: analytics is off (KEYWARD_ANALYTICS=off, or no server). */
   readonly analytics?: AnalyticsClient;
 }
@@ -116,8 +119,12 @@ export class Dispatcher {
    */
   dispatch(routeIndex: number, authorization: string, bytes: Uint8Array, noEvents = false): DispatchResult | Promise<DispatchResult> {
     let ctx: RequestCtx | undefined;
+    let input: unknown;
+    let route: Route | undefined;
     try {
-      const { route, validate } = this.compiled[routeIndex] as Compiled;
+      const compiled = this.compiled[routeIndex] as Compiled;
+      route = compiled.route;
+      const validate = compiled.validate;
       // The common refusals (401, 400) are returned, not thrown: V8 computes a message
       // location for every throw under a native callback, which halved their rate.
       const principal = this.auth.authenticate(authorization);
@@ -126,7 +133,7 @@ export class Dispatcher {
       // A hot call served from the body draws its request id in the engine.
       const served = route.kind === 'hot' ? route.fromBody?.(bytes, ctx) : undefined;
       if (served !== undefined) return { reply: { status: 200, body: served.body, headers: undefined }, effect: served.effect };
-      const input = parseJson(decodeBody(bytes), bytes);
+      input = parseJson(decodeBody(bytes), bytes);
       if (!validate(input)) {
         // At most MAX_REPORTED_ERRORS are listed: a body of many bad items must not make a
         // reply (and a stall) many times its own size.
@@ -139,17 +146,44 @@ export class Dispatcher {
         requirePermission(ctx.principal, rule.resource, typeof id === 'string' ? id : undefined, rule.action);
       }
       const result = route.handler(input as never, ctx);
-      if (result instanceof Promise) return this.settle(route, ctx, result);
+      if (result instanceof Promise) return this.settle(route, input, ctx, result);
       return this.answer(route, ctx, result);
     } catch (err) {
+      if (ctx !== undefined && route !== undefined && this.mayBeBehind(route, ctx, err)) return this.afterCatchUp(route, input, ctx, err);
       return { reply: this.fail(ctx?.requestId ?? newRequestId(), err), effect: ctx?.effect ?? Effect.None };
     }
   }
 
   /** The reply once a handler's promise settles. */
-  private async settle(route: Route, ctx: RequestCtx, result: Promise<unknown>): Promise<DispatchResult> {
+  private async settle(route: Route, input: unknown, ctx: RequestCtx, result: Promise<unknown>): Promise<DispatchResult> {
     try {
       return this.answer(route, ctx, await result);
+    } catch (err) {
+      if (this.mayBeBehind(route, ctx, err)) return this.afterCatchUp(route, input, ctx, err);
+      return { reply: this.fail(ctx.requestId, err), effect: ctx.effect };
+    }
+  }
+
+  /**
+   * Cluster mode: a management call found something missing and changed nothing. Its replica
+   * may not have applied yet what another node created a moment ago, so a client that wrote
+   * through one node and goes on through another would see its own write as a 404.
+   */
+  private mayBeBehind(route: Route, ctx: RequestCtx, err: unknown): boolean {
+    return this.services.catchUp !== undefined && route.kind !== 'hot' && ctx.effect === Effect.None && err instanceof ApiError && CATALOGUE[err.errorName].status === 404;
+  }
+
+  /**
+   * The call again once this node has every change PostgreSQL had committed (one query, and
+   * what the log holds past this node's place). Again even when nothing was behind by then:
+   * a concurrent call may have caught up since this one ran. The first refusal stands when
+   * PostgreSQL cannot be reached (the replica is all there is).
+   */
+  private async afterCatchUp(route: Route, input: unknown, ctx: RequestCtx, first: unknown): Promise<DispatchResult> {
+    try {
+      const caughtUp = await (this.services.catchUp as () => Promise<void>)().then(() => true, () => false);
+      if (!caughtUp) return { reply: this.fail(ctx.requestId, first), effect: ctx.effect };
+      return this.answer(route, ctx, await route.handler(input as never, ctx));
     } catch (err) {
       return { reply: this.fail(ctx.requestId, err), effect: ctx.effect };
     }

@@ -96,6 +96,25 @@ describe('three nodes on one PostgreSQL', () => {
     }
   });
 
+  it('a write on another node right after a create finds what was created (it catches up with PostgreSQL instead of a 404)', async () => {
+    const apiId = (expectOk(await call(a, 'apis.createApi', { name: 'right-after' })) as { apiId: string }).apiId;
+    for (let i = 0; i < 3; i++) {
+      // The nodes lose their LISTEN connections: until their next poll (≤ 1 s) nothing tells
+      // b and c that the log moved on, so their replicas stay behind the create below.
+      await pgValue(cluster.pg.url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'keyward-listen'");
+      const { keyId } = expectOk(await call(a, 'keys.createKey', { apiId })) as { keyId: string };
+      expectOk(await call(b, 'keys.updateKey', { keyId, name: `b${i}` }));
+      expectOk(await call(c, 'keys.addPermissions', { keyId, permissions: [`after.${i}`] }));
+      // Reads too: a 404 from a replica that is behind is looked at again after a catch-up.
+      await pgValue(cluster.pg.url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'keyward-listen'");
+      const other = expectOk(await call(a, 'keys.createKey', { apiId })) as { keyId: string };
+      expect((expectOk(await call(b, 'keys.getKey', { keyId: other.keyId })) as { keyId: string }).keyId).toBe(other.keyId);
+    }
+    // Something missing everywhere is still a 404, after the catch-up.
+    expectError(await call(b, 'keys.updateKey', { keyId: 'key_doesNotExist000000000', name: 'x' }), 404, 'key_not_found');
+    expectError(await call(c, 'keys.getKey', { keyId: 'key_doesNotExist000000000' }), 404, 'key_not_found');
+  });
+
   it('a node started with an empty data dir loads the cluster and serves every key', async () => {
     const apiId = (expectOk(await call(a, 'apis.createApi', { name: 'fresh' })) as { apiId: string }).apiId;
     const keys = await Promise.all(Array.from({ length: 20 }, () => call(b, 'keys.createKey', { apiId }).then((r) => (expectOk(r) as { key: string }).key)));
