@@ -1,11 +1,12 @@
 //! Analytics events of the hot calls (docs/analytics.md): every verifyKey, limit and
 //! multiLimit decision that answered leaves one record here, appended by the serving thread
 //! that decided it; the analytics worker (src/analytics/worker.ts) takes them all at once
-//! (`drain`) and writes them to DuckDB. The serving thread only copies a few hundred bytes
+//! (`take`, read into rows by event_rows.rs) and writes them to DuckDB. The serving thread only copies a few hundred bytes
 //! under a lock nobody holds for longer than a copy: parsing and writing happen off it.
 //!
 //! The buffer is bounded (`set`): a record that does not fit is dropped and counted, so a
-//! worker that falls behind costs events, never memory without bound.
+//! worker that falls behind costs events, never memory without bound (the buffer, and the
+//! one `take` read last: at most twice the capacity).
 //!
 //! A record is one line of JSON, so that DuckDB reads a whole batch in one statement
 //! (src/analytics/database.ts) and no JavaScript runs per event:
@@ -57,37 +58,57 @@ pub struct Event<'a> {
     pub reply: &'a [u8],
 }
 
-/// Appends `e`, or counts it dropped when the buffer is full (or recording is off).
+/// Appends `e`, or counts it dropped when the buffer is full (or recording is off). The
+/// line is written in place, under the lock: no allocation or second copy per event.
 pub fn record(e: &Event<'_>) {
-    let mut line = Vec::with_capacity(96 + e.workspace_id.len() + e.request_id.len() + e.subject.len() + e.body.len() + e.reply.len());
-    json::raw(&mut line, "{\"k\":");
-    json::int(&mut line, i64::from(e.kind));
-    json::raw(&mut line, ",\"t\":");
-    json::int(&mut line, e.time_ms);
-    json::raw(&mut line, ",\"l\":");
-    json::int(&mut line, i64::from(e.latency_us));
-    for (name, value) in [(",\"w\":", e.workspace_id), (",\"r\":", e.request_id), (",\"s\":", e.subject)] {
-        json::raw(&mut line, name);
-        json::string(&mut line, value);
-    }
-    json::raw(&mut line, ",\"b\":");
-    line.extend_from_slice(e.body);
-    json::raw(&mut line, ",\"p\":");
-    line.extend_from_slice(e.reply);
-    json::raw(&mut line, "}\n");
     let mut buf = BUFFER.lock().unwrap_or_else(|p| p.into_inner());
-    if !on() || buf.len() + line.len() > CAPACITY.load(Ordering::Relaxed) {
+    let start = buf.len();
+    let line = &mut *buf;
+    json::raw(line, "{\"k\":");
+    json::int(line, i64::from(e.kind));
+    json::raw(line, ",\"t\":");
+    json::int(line, e.time_ms);
+    json::raw(line, ",\"l\":");
+    json::int(line, i64::from(e.latency_us));
+    for (name, value) in [(",\"w\":", e.workspace_id), (",\"r\":", e.request_id), (",\"s\":", e.subject)] {
+        json::raw(line, name);
+        json::string(line, value);
+    }
+    json::raw(line, ",\"b\":");
+    line.extend_from_slice(e.body);
+    json::raw(line, ",\"p\":");
+    line.extend_from_slice(e.reply);
+    json::raw(line, "}\n");
+    if !on() || buf.len() > CAPACITY.load(Ordering::Relaxed) {
+        buf.truncate(start);
         DROPPED.fetch_add(1, Ordering::Relaxed);
         return;
     }
-    buf.extend_from_slice(&line);
     RECORDED.fetch_add(1, Ordering::Relaxed);
 }
 
+/// The drained buffer of the last `take`: it and the buffer trade places at each take, so
+/// in a steady flow neither grows (nor copies itself growing) on the way.
+static SPARE: Mutex<Vec<u8>> = Mutex::new(Vec::new());
+
+/// Calls `f` with every buffered record (the buffer starts again empty).
+pub fn take<R>(f: impl FnOnce(&[u8]) -> R) -> R {
+    let mut spare = SPARE.lock().unwrap_or_else(|p| p.into_inner());
+    spare.clear();
+    std::mem::swap(&mut *BUFFER.lock().unwrap_or_else(|p| p.into_inner()), &mut *spare);
+    let out = f(&spare);
+    // A burst's size is not kept for good.
+    if spare.capacity() > 2 * spare.len().max(1 << 20) {
+        spare.clear();
+        spare.shrink_to(1 << 20);
+    }
+    out
+}
+
 /// Takes every buffered record (the buffer starts again empty).
+#[cfg(test)]
 pub fn drain() -> Vec<u8> {
-    let mut buf = BUFFER.lock().unwrap_or_else(|p| p.into_inner());
-    std::mem::take(&mut *buf)
+    take(<[u8]>::to_vec)
 }
 
 /// Events recorded and dropped since the process started, and the bytes waiting.

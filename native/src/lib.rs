@@ -20,6 +20,7 @@ mod body;
 mod context;
 mod ffi;
 mod credits;
+mod event_rows;
 mod events;
 mod migrate;
 mod fixed;
@@ -73,8 +74,9 @@ exports! {
     c"range" => api::store::range,
     c"rangePacked" => api::store::range_packed,
     c"eventsSet" => api::events::events_set,
-    c"eventsDrain" => api::events::events_drain,
     c"eventsCounts" => api::events::events_counts,
+    c"eventsRows" => api::events::events_rows,
+    c"eventsTake" => api::events::events_take,
     c"transaction" => api::store::transaction,
     c"dryRun" => api::store::dry_run,
     c"sync" => api::store::sync,

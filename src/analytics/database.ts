@@ -1,69 +1,50 @@
 // The analytics database: DuckDB in the data dir (`analytics.duckdb`), opened by the
 // analytics worker only (worker.ts). Events come in batches of JSON lines, as the engine
-// buffered them (native/src/events.rs): DuckDB reads the whole batch in one transaction,
-// into staging tables (one row per decision, a multiLimit's limits each), then into the raw
-// tables and, as partial aggregates, into every rollup; so the rollups always agree with the
-// raw rows, and no JavaScript runs per event.
+// buffered them (native/src/events.rs); the engine reads them into rows of the fields the
+// tables keep (native/src/event_rows.rs), and DuckDB takes the whole batch in one
+// transaction, into staging tables (one row per decision, a multiLimit's limits each), then
+// into the raw tables and, as partial aggregates, into every rollup; so the rollups always
+// agree with the raw rows, and no JavaScript runs per event.
 import { DuckDBInstance, type DuckDBConnection, DuckDBDateValue, DuckDBListValue, DuckDBTimestampValue, DuckDBDecimalValue, type DuckDBValue } from '@duckdb/node-api';
-import { bucketOf, GRAINS, STORED_DDL, type Grain } from './schema.js';
+import { bucketOf, FINER, GRAINS, RAW_MEASURES, ROLLUP_GROUPS, rollupTime, STORED_DDL, SUMMED_MEASURES, truncate, type Grain, type Kind } from './schema.js';
 import type { SqlParser } from './dialect.js';
+import { native, type EventRows } from '../engine/native.js';
 
 export const DATABASE_FILE = 'analytics.duckdb';
 
-/**
- * What a batch's lines hold (events.rs), for json_transform: parsed once per line into a
- * STRUCT; a field a body or reply lacks is NULL. `try` makes a line that does not parse a
- * NULL event (counted as failed) instead of failing the batch.
- */
-const EVENT = (body: object, data: object): string => `try(json_transform(line, '${JSON.stringify({ k: 'UTINYINT', t: 'BIGINT', l: 'UBIGINT', w: 'VARCHAR', r: 'VARCHAR', s: 'VARCHAR', b: body, p: { data } })}')) AS e`;
-const VERIFY_EVENT = EVENT({ tags: ['VARCHAR'], credits: { cost: 'BIGINT' } }, { code: 'VARCHAR', keyId: 'VARCHAR', credits: 'BIGINT', identity: { externalId: 'VARCHAR' } });
-const LIMIT_FIELDS = { namespace: 'VARCHAR', identifier: 'VARCHAR', cost: 'BIGINT' };
-const LIMIT_EVENT = EVENT(LIMIT_FIELDS, { success: 'BOOLEAN', limit: 'BIGINT', remaining: 'BIGINT', reset: 'BIGINT', overrideId: 'VARCHAR' });
-const MULTI_LIMIT_EVENT = EVENT([LIMIT_FIELDS], { limits: [{ passed: 'BOOLEAN', limit: 'BIGINT', remaining: 'BIGINT', reset: 'BIGINT', overrideId: 'VARCHAR' }] });
+/** Field `n` (1-based) of a row (`line`), as native/src/event_rows.rs writes them. */
+const F = (n: number): string => `split_part(line, chr(9), ${n})`;
+/** A text field with event_rows.rs's escapes (%09 %0A %1F %00 %25) undone. */
+const TEXT = (x: string): string => `CASE WHEN contains(${x}, '%') THEN replace(replace(replace(replace(replace(${x}, '%09', chr(9)), '%0A', chr(10)), '%1F', chr(31)), '%00', chr(0)), '%25', '%') ELSE ${x} END`;
+/** The rows of a text ($1), one per line. */
+const ROWS = `(SELECT unnest(string_split($1, chr(10))) AS line) WHERE line <> ''`;
 
-/** The lines of one kind of a batch ($1): split in DuckDB, picked by their first bytes (no parse). */
-const LINES = (kind: number): string => `(SELECT unnest(string_split($1, chr(10))) AS line) WHERE starts_with(line, '{"k":${kind},')`;
+/** A batch's rows ($1; $2 the region of verifications) as the raw table's rows. */
+const PARSE: Record<Kind, string> = {
+  verifications: `SELECT ${TEXT(F(1))} AS request_id, CAST(${F(2)} AS BIGINT) AS time, ${TEXT(F(3))} AS workspace_id, ${TEXT(F(4))} AS key_space_id,
+     ${TEXT(F(5))} AS external_id, ${TEXT(F(6))} AS key_id, ${TEXT(F(7))} AS outcome, $2 AS region, 'api' AS source, '' AS app_id,
+     CASE WHEN ${F(8)} = '' THEN []::VARCHAR[] ELSE list_transform(string_split(${F(8)}[2:], chr(31)), t -> ${TEXT('t')}) END AS tags, CAST(${F(9)} AS BIGINT) AS spent_credits
+   FROM ${ROWS}`,
+  ratelimits: `SELECT ${TEXT(F(1))} AS request_id, CAST(${F(2)} AS BIGINT) AS time, ${TEXT(F(3))} AS workspace_id, ${TEXT(F(4))} AS namespace_id,
+     ${TEXT(F(5))} AS namespace_name, ${TEXT(F(6))} AS identifier, ${F(7)} = '1' AS passed, CAST(${F(8)} AS BIGINT) / 1000.0 AS latency, ${TEXT(F(9))} AS override_id,
+     CAST(${F(10)} AS BIGINT) AS "limit", CAST(${F(11)} AS BIGINT) AS remaining, CAST(${F(12)} AS BIGINT) AS reset_at, CAST(${F(13)} AS BIGINT) AS tokens
+   FROM ${ROWS}`,
+};
 
-/**
- * A batch of lines ($1; $2 the region) into the raw tables and every rollup (one
- * transaction). Each kind's rows are read into a temporary table of this connection
- * (`batch_*`), which the raw table and the per-minute aggregate are filled from; the coarser
- * rollups are aggregated from those few minute rows. A verification spent credits when it
- * was VALID and the key has credits (its reply shows them): its cost, 1 unless the request
- * said.
- */
-export const INGEST: readonly string[] = [
-  `CREATE OR REPLACE TEMP TABLE batch_verifications AS SELECT e.r AS request_id, e.t AS time, e.w AS workspace_id, e.s AS key_space_id, coalesce(e.p.data.identity.externalId, '') AS external_id,
-     coalesce(e.p.data.keyId, '') AS key_id, e.p.data.code AS outcome, $2 AS region, 'api' AS source, '' AS app_id, coalesce(e.b.tags, []) AS tags,
-     CASE WHEN e.p.data.code = 'VALID' AND e.p.data.credits IS NOT NULL THEN coalesce(e.b.credits.cost, 1) ELSE 0 END AS spent_credits
-   FROM (SELECT ${VERIFY_EVENT} FROM ${LINES(1)}) WHERE e.p.data.code IS NOT NULL`,
-  `CREATE OR REPLACE TEMP TABLE batch_ratelimits AS
-   SELECT e.r AS request_id, e.t AS time, e.w AS workspace_id, e.s AS namespace_id, coalesce(e.b.namespace, '') AS namespace_name, coalesce(e.b.identifier, '') AS identifier,
-     coalesce(e.p.data.success, false) AS passed, e.l / 1000.0 AS latency, coalesce(e.p.data.overrideId, '') AS override_id, coalesce(e.p.data."limit", 0) AS "limit",
-     coalesce(e.p.data.remaining, 0) AS remaining, coalesce(e.p.data.reset, 0) AS reset_at, coalesce(e.b.cost, 1) AS tokens
-   FROM (SELECT ${LIMIT_EVENT} FROM ${LINES(2)}) WHERE e.p.data.success IS NOT NULL
-   UNION ALL
-   SELECT e.r, e.t, e.w, string_split(e.s, chr(10))[i], coalesce(e.b[i].namespace, ''), coalesce(e.b[i].identifier, ''), coalesce(e.p.data.limits[i].passed, false), e.l / 1000.0,
-     coalesce(e.p.data.limits[i].overrideId, ''), coalesce(e.p.data.limits[i]."limit", 0), coalesce(e.p.data.limits[i].remaining, 0), coalesce(e.p.data.limits[i].reset, 0), coalesce(e.b[i].cost, 1)
-   FROM (SELECT e, unnest(range(1, len(e.b) + 1)) AS i FROM (SELECT ${MULTI_LIMIT_EVENT} FROM ${LINES(3)}) WHERE e.p.data.limits IS NOT NULL)`,
-];
+const KINDS: readonly Kind[] = ['verifications', 'ratelimits'];
 
-/** The moves of a batch (`batch_*`) into the raw tables and the rollups. */
-const MOVE: readonly string[] = [
-  `INSERT INTO verifications SELECT * FROM batch_verifications`,
-  `CREATE OR REPLACE TEMP TABLE minute_verifications AS SELECT ${bucketOf('minute', 'time')} AS time, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, count(*) AS count, sum(spent_credits) AS spent_credits FROM batch_verifications GROUP BY ALL`,
-  ...GRAINS.map(
-    (g) =>
-      `INSERT INTO verifications_rollup_${g} SELECT ${truncate(g)}, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, sum(count), sum(spent_credits) FROM minute_verifications GROUP BY ALL`,
-  ),
-  `INSERT INTO ratelimits SELECT * FROM batch_ratelimits`,
-  `CREATE OR REPLACE TEMP TABLE minute_ratelimits AS SELECT ${bucketOf('minute', 'time')} AS time, workspace_id, namespace_id, identifier, count(*) FILTER (WHERE passed) AS passed, count(*) AS total, coalesce(sum(tokens) FILTER (WHERE passed), 0) AS passed_tokens, sum(tokens) AS total_tokens FROM batch_ratelimits GROUP BY ALL`,
-  ...GRAINS.map((g) => `INSERT INTO ratelimits_rollup_${g} SELECT ${truncate(g)}, workspace_id, namespace_id, identifier, sum(passed), sum(total), sum(passed_tokens), sum(total_tokens) FROM minute_ratelimits GROUP BY ALL`),
-];
+/** How far behind the clock the rollups stay, so that an event still buffered is not late for its minute. */
+const ROLL_MARGIN_MS = 5_000;
 
-/** A minute bucket (TIMESTAMP `time`) truncated to `grain`, in the rollup's type. */
-function truncate(grain: Grain): string {
-  return grain === 'minute' ? 'time' : grain === 'hour' ? `date_trunc('hour', time)` : `CAST(date_trunc('${grain}', time) AS DATE)`;
+type Through = Record<Grain, number>;
+
+/** The start of the UTC period of `grain` that `ms` falls in. */
+export function floorTo(grain: Grain, ms: number): number {
+  if (grain === 'minute') return Math.floor(ms / 60_000) * 60_000;
+  if (grain === 'hour') return Math.floor(ms / 3_600_000) * 3_600_000;
+  if (grain === 'day') return Math.floor(ms / 86_400_000) * 86_400_000;
+  const d = new Date(ms);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
 }
 
 /** DuckDB's parser on `con` (dialect.ts reads and prints queries through it), one statement at a time. */
@@ -95,6 +76,8 @@ export class AnalyticsDatabase {
     private readonly instance: DuckDBInstance,
     private readonly ingestion: DuckDBConnection,
     private readonly region: string,
+    /** rollup_state as committed. */
+    private through: Through,
   ) {}
 
   /**
@@ -114,7 +97,7 @@ export class AnalyticsDatabase {
     });
     const ingestion = await instance.connect();
     for (const ddl of STORED_DDL) await ingestion.run(ddl);
-    return new AnalyticsDatabase(instance, ingestion, options.region);
+    return new AnalyticsDatabase(instance, ingestion, options.region, await startingThrough(ingestion, Date.now()));
   }
 
   /** A connection of its own (a query's: interrupting it stops only that query). */
@@ -122,31 +105,80 @@ export class AnalyticsDatabase {
     return this.instance.connect();
   }
 
+  /** Writes a batch of event lines as the engine buffers them (native/src/events.rs); see ingestRows. */
+  ingest(lines: Buffer): Promise<{ written: number; unread: number }> {
+    return this.ingestRows(native.eventsRows(lines));
+  }
+
   /**
-   * Writes a batch of event lines (native eventsDrain) and its rollups in one transaction. Returns the rows written (a multiLimit's limits are one each).
+   * Writes a batch of events (native eventsTake) in one transaction: the rows written (a
+   * multiLimit's limits are one each), and the lines that were not events (none, unless the
+   * buffer was damaged). Rows go to the raw tables only, unless some are older than a
+   * rollup's `through` (late): those are added to that rollup too.
    */
-  async ingest(lines: string): Promise<number> {
-    if (lines.length === 0) return 0;
+  async ingestRows([verifications, ratelimits, verificationRows, ratelimitRows, unread, minTimeMs]: EventRows): Promise<{ written: number; unread: number }> {
+    const batches = { verifications: { rows: verifications, count: verificationRows }, ratelimits: { rows: ratelimits, count: ratelimitRows } };
+    if (verificationRows + ratelimitRows === 0) return { written: 0, unread };
+    const late = minTimeMs < this.through.minute;
+    await this.transaction(async () => {
+      for (const kind of KINDS) {
+        if (batches[kind].count === 0) continue;
+        const parse = await this.ingestion.prepare(late ? `CREATE OR REPLACE TEMP TABLE batch AS ${PARSE[kind]}` : `INSERT INTO ${kind} ${PARSE[kind]}`);
+        parse.bindVarchar(1, batches[kind].rows);
+        if (kind === 'verifications') parse.bindVarchar(2, this.region);
+        await parse.run();
+        if (!late) continue;
+        await this.ingestion.run(`INSERT INTO ${kind} SELECT * FROM batch`);
+        for (const g of GRAINS) {
+          await this.ingestion.run(`INSERT INTO ${kind}_rollup_${g} SELECT ${bucketOf(g, 'time')}, ${ROLLUP_GROUPS[kind]}, ${RAW_MEASURES[kind]} FROM batch WHERE time < ${this.through[g]} GROUP BY ALL`);
+        }
+      }
+    });
+    return { written: verificationRows + ratelimitRows, unread };
+  }
+
+  /**
+   * Rolls the rollups up to the minute that ended ROLL_MARGIN_MS before `nowMs`, in one
+   * transaction: the raw rows of the minutes since into minute rows, and, for each coarser
+   * grain whose period ended, the finer rows of that period into its rows. Nothing when no
+   * minute ended since the last roll.
+   */
+  async roll(nowMs: number): Promise<void> {
+    const was = this.through;
+    const minute = floorTo('minute', nowMs - ROLL_MARGIN_MS);
+    if (minute <= was.minute) return;
+    const hour = Math.max(was.hour, floorTo('hour', minute));
+    const day = Math.max(was.day, floorTo('day', hour));
+    const next: Through = { minute, hour, day, month: Math.max(was.month, floorTo('month', day)) };
+    await this.transaction(async () => {
+      for (const kind of KINDS) {
+        await this.ingestion.run(`INSERT INTO ${kind}_rollup_minute SELECT ${bucketOf('minute', 'time')}, ${ROLLUP_GROUPS[kind]}, ${RAW_MEASURES[kind]} FROM ${kind} WHERE time >= ${was.minute} AND time < ${minute} GROUP BY ALL`);
+        for (const g of ['hour', 'day', 'month'] as const) {
+          if (next[g] === was[g]) continue;
+          const finer = FINER[g];
+          const range = `time >= ${rollupTime(finer, String(was[g]))} AND time < ${rollupTime(finer, String(next[g]))}`;
+          await this.ingestion.run(`INSERT INTO ${kind}_rollup_${g} SELECT ${truncate(g)}, ${ROLLUP_GROUPS[kind]}, ${SUMMED_MEASURES(kind)} FROM ${kind}_rollup_${finer} WHERE ${range} GROUP BY ALL`);
+        }
+      }
+      await this.ingestion.run(`INSERT OR REPLACE INTO rollup_state VALUES ${GRAINS.map((g) => `('${g}', ${next[g]})`).join(', ')}`);
+    });
+    this.through = next;
+  }
+
+  private async transaction(work: () => Promise<void>): Promise<void> {
     await this.ingestion.run('BEGIN TRANSACTION');
     try {
-      for (const sql of INGEST) {
-        const batch = await this.ingestion.prepare(sql);
-        batch.bindVarchar(1, lines);
-        if (sql.includes('$2')) batch.bindVarchar(2, this.region);
-        await batch.run();
-      }
-      for (const sql of MOVE) await this.ingestion.run(sql);
-      const rows = await this.ingestion.runAndReadAll('SELECT (SELECT count(*) FROM batch_verifications) + (SELECT count(*) FROM batch_ratelimits)');
+      await work();
       await this.ingestion.run('COMMIT');
-      return Number(rows.getRows()[0]?.[0] ?? 0);
     } catch (err) {
       await this.ingestion.run('ROLLBACK').catch(() => undefined);
       throw err;
     }
   }
 
-  /** Deletes what is older than each table keeps: raw rows after `rawDays`, rollups after ROLLUP_RETENTION_DAYS. */
+  /** Deletes what is older than each table keeps: raw rows after `rawDays`, rollups after ROLLUP_RETENTION_DAYS (rolled up first). */
   async retain(nowMs: number, rawDays: number): Promise<void> {
+    await this.roll(nowMs);
     const before = (days: number): number => nowMs - days * 86_400_000;
     await this.ingestion.run(`DELETE FROM verifications WHERE time < ${before(rawDays)}`);
     await this.ingestion.run(`DELETE FROM ratelimits WHERE time < ${before(rawDays)}`);
@@ -165,6 +197,25 @@ export class AnalyticsDatabase {
     this.ingestion.closeSync();
     this.instance.closeSync();
   }
+}
+
+/**
+ * rollup_state as stored; when it is not (a new database, or one written before rollups
+ * were rolled by period, whose rollups hold every event it has), it starts here: at 0 for
+ * an empty database, else at the next minute, hour and day boundaries (each grain's
+ * `through` on a boundary of the finer one's periods), later events reaching each rollup
+ * as late ones until then.
+ */
+async function startingThrough(con: DuckDBConnection, nowMs: number): Promise<Through> {
+  const stored = (await con.runAndReadAll('SELECT grain, through FROM rollup_state')).getRows();
+  if (stored.length === GRAINS.length) return Object.fromEntries(stored.map(([g, t]) => [String(g), Number(t)])) as Through;
+  const tables = KINDS.flatMap((k) => [k, ...GRAINS.map((g) => `${k}_rollup_${g}`)]);
+  const counts = await con.runAndReadAll(`SELECT ${tables.map((t) => `(SELECT count(*) FROM ${t})`).join(' + ')}`);
+  const empty = Number(counts.getRows()[0]?.[0] ?? 0) === 0;
+  const next = (grain: 'minute' | 'hour' | 'day'): number => (empty ? 0 : floorTo(grain, nowMs) + { minute: 60_000, hour: 3_600_000, day: 86_400_000 }[grain]);
+  const through: Through = { minute: next('minute'), hour: next('minute'), day: next('hour'), month: next('day') };
+  await con.run(`INSERT OR REPLACE INTO rollup_state VALUES ${GRAINS.map((g) => `('${g}', ${through[g]})`).join(', ')}`);
+  return through;
 }
 
 /**

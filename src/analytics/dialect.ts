@@ -983,7 +983,13 @@ function renamed(columns: Columns | undefined, aliases: Json | undefined): Colum
 
 // ── the final check ───────────────────────────────────────────────────────────────────
 
-const STORED_TABLES = new Set(['verifications', 'ratelimits', ...['minute', 'hour', 'day', 'month'].flatMap((g) => [`verifications_rollup_${g}`, `ratelimits_rollup_${g}`])]);
+const STORED_TABLES = new Set(['verifications', 'ratelimits', 'rollup_state', ...['minute', 'hour', 'day', 'month'].flatMap((g) => [`verifications_rollup_${g}`, `ratelimits_rollup_${g}`])]);
+
+/** A SELECT that reads a stored table: the table and its WHERE, as one string; else undefined. */
+function storedRead(x: Node): string | undefined {
+  if (x.type !== 'SELECT_NODE' || !isObject(x.from_table) || x.from_table.type !== 'BASE_TABLE' || !STORED_TABLES.has(string(x.from_table.table_name))) return undefined;
+  return `${string(x.from_table.table_name)}\n${canonical(x.where_clause ?? null)}`;
+}
 
 /**
  * The SQL about to run, parsed again, checked on its own: one SELECT; stored tables only as
@@ -997,7 +1003,16 @@ function assertConfined(parsed: Json, publics: ReadonlyMap<string, PublicView>):
   };
   const result = object(parsed);
   if (result.error !== false || array(result.statements).length !== 1) fail('is not one SELECT');
-  const filters = new Set([...publics.values()].map((v) => canonical(v.node.where_clause ?? null)));
+  // Every read of a stored table the public SELECTs make (the table with its scope filter).
+  const reads = new Set<string>();
+  const gather = (x: Json): void => {
+    if (Array.isArray(x)) return x.forEach(gather);
+    if (!isObject(x)) return;
+    const read = storedRead(x);
+    if (read !== undefined) reads.add(read);
+    Object.values(x).forEach(gather);
+  };
+  for (const v of publics.values()) gather(v.node);
   const ctes = new Set<string>();
   const approved = new Set<Node>();
   const collect = (x: Json): void => {
@@ -1023,9 +1038,10 @@ function assertConfined(parsed: Json, publics: ReadonlyMap<string, PublicView>):
     } else if (typeof x.type === 'string') {
       const type = x.type;
       if (!QUERY_TYPES.has(type) && !FROM_TYPES.has(type) && !STRUCTURE_TYPES.has(type) && !isTypeInfo(type)) fail(`holds a ${type}`);
-      if (type === 'SELECT_NODE' && isObject(x.from_table) && x.from_table.type === 'BASE_TABLE' && STORED_TABLES.has(string(x.from_table.table_name))) {
-        if (!filters.has(canonical(x.where_clause ?? null))) fail(`reads ${String(x.from_table.table_name)} without the scope's filter`);
-        approved.add(x.from_table);
+      const read = storedRead(x);
+      if (read !== undefined) {
+        if (!reads.has(read)) fail(`reads ${String(object(x.from_table).table_name)} without the scope's filter of a public table's SELECT`);
+        approved.add(object(x.from_table));
       }
       if (type === 'BASE_TABLE') {
         const name = string(x.table_name);

@@ -3,10 +3,16 @@
 //
 // Stored (internal names, never visible to a query):
 //  - `verifications`, `ratelimits`: one row per decision (the raw events);
-//  - `verifications_rollup_{minute,hour,day,month}`, `ratelimits_rollup_{…}`: partial
-//    aggregates appended with every ingested batch (one row per group of the batch), so the
-//    public rollups are exact as soon as a batch is in; compaction merges them later.
-// Public (Unkey's names): the raw tables and the rollups re-aggregated over the partial rows.
+//  - `verifications_rollup_{minute,hour,day,month}`, `ratelimits_rollup_{…}`: aggregates of
+//    the periods rolled up so far (`rollup_state`), one row per group and period, written
+//    once a period is over (database.ts roll) from the next finer grain: raw rows → minutes →
+//    hours → days → months. An event that arrives after its period was rolled up is added
+//    to each rollup already past it, as a row of its own;
+//  - `rollup_state`: per grain, `through` (Unix ms): that grain's stored rows hold every
+//    event before it, and none after. `through` of the hour grain falls on a minute, the
+//    day's on an hour, the month's on a day, so that a finer row is wholly before or after.
+// Public (Unkey's names): the raw tables; each rollup is its stored rows plus the next finer
+// grain's (public) rows since its `through`, aggregated: exact as soon as an event is in.
 
 /** Unkey's public tables, by the procedure that may read them. */
 export const VERIFICATION_TABLES = ['key_verifications_v1', 'key_verifications_per_minute_v1', 'key_verifications_per_hour_v1', 'key_verifications_per_day_v1', 'key_verifications_per_month_v1'] as const;
@@ -15,6 +21,38 @@ export type PublicTable = (typeof VERIFICATION_TABLES)[number] | (typeof RATELIM
 
 export const GRAINS = ['minute', 'hour', 'day', 'month'] as const;
 export type Grain = (typeof GRAINS)[number];
+
+export type Kind = 'verifications' | 'ratelimits';
+
+/** The columns a rollup groups by, and its measures. */
+export const ROLLUP_GROUPS: Record<Kind, string> = {
+  verifications: 'workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags',
+  ratelimits: 'workspace_id, namespace_id, identifier',
+};
+const MEASURES: Record<Kind, readonly string[]> = { verifications: ['count', 'spent_credits'], ratelimits: ['passed', 'total', 'passed_tokens', 'total_tokens'] };
+
+/** The measures of raw rows (`time` in ms), per group. */
+export const RAW_MEASURES: Record<Kind, string> = {
+  verifications: 'count(*) AS count, sum(spent_credits) AS spent_credits',
+  ratelimits: 'count(*) FILTER (WHERE passed) AS passed, count(*) AS total, coalesce(sum(tokens) FILTER (WHERE passed), 0) AS passed_tokens, sum(tokens) AS total_tokens',
+};
+
+/** The measures of finer rollup rows, summed. */
+export const SUMMED_MEASURES = (kind: Kind): string => MEASURES[kind].map((m) => `sum(${m}) AS ${m}`).join(', ');
+
+/** A TIMESTAMP or DATE column `time` of a finer rollup, cut to `grain` in that grain's type. */
+export function truncate(grain: Grain, column = 'time'): string {
+  return grain === 'minute' || grain === 'hour' ? `date_trunc('${grain}', ${column})` : `CAST(date_trunc('${grain}', ${column}) AS DATE)`;
+}
+
+/** Unix ms (SQL text) as a value comparable with `grain`'s rows' time. */
+export function rollupTime(grain: Grain, ms: string): string {
+  const ts = `make_timestamp(${ms} * 1000)`;
+  return grain === 'minute' || grain === 'hour' ? ts : `CAST(${ts} AS DATE)`;
+}
+
+/** The grain each rollup is made from (minutes come from raw rows). */
+export const FINER: Record<Exclude<Grain, 'minute'>, Grain> = { hour: 'minute', day: 'hour', month: 'day' };
 
 /** The DDL of the stored tables (idempotent). `time` of raw events is Unix milliseconds, as Unkey's. */
 export const STORED_DDL: readonly string[] = [
@@ -32,6 +70,7 @@ export const STORED_DDL: readonly string[] = [
     external_id VARCHAR NOT NULL, key_id VARCHAR NOT NULL, outcome VARCHAR NOT NULL, region VARCHAR NOT NULL,
     source VARCHAR NOT NULL, app_id VARCHAR NOT NULL, tags VARCHAR[] NOT NULL, count BIGINT NOT NULL, spent_credits BIGINT NOT NULL)`,
   ),
+  `CREATE TABLE IF NOT EXISTS rollup_state (grain VARCHAR PRIMARY KEY, through BIGINT NOT NULL)`,
   ...GRAINS.map(
     (g) => `CREATE TABLE IF NOT EXISTS ratelimits_rollup_${g} (
     time ${g === 'minute' || g === 'hour' ? 'TIMESTAMP' : 'DATE'} NOT NULL, workspace_id VARCHAR NOT NULL, namespace_id VARCHAR NOT NULL,
@@ -58,8 +97,18 @@ export function publicSelect(table: PublicTable, where: string): string {
     return `SELECT request_id, time, workspace_id, namespace_id, identifier, passed, latency, override_id, "limit", remaining, reset_at, tokens FROM ratelimits WHERE ${where}`;
   }
   const grain = /_per_(minute|hour|day|month)_v1$/.exec(table)?.[1] as Grain;
-  if (table.startsWith('key_verifications')) {
-    return `SELECT time, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, CAST(sum(count) AS BIGINT) AS count, CAST(sum(spent_credits) AS BIGINT) AS spent_credits FROM verifications_rollup_${grain} WHERE ${where} GROUP BY ALL`;
+  const kind: Kind = table.startsWith('key_verifications') ? 'verifications' : 'ratelimits';
+  const totals = MEASURES[kind].map((m) => `CAST(sum(${m}) AS BIGINT) AS ${m}`).join(', ');
+  return `SELECT time, ${ROLLUP_GROUPS[kind]}, ${totals} FROM (${rollupRows(kind, grain, where)}) GROUP BY ALL`;
+}
+
+/** The stored rows of `grain` and, since its `through`, the finer grain's, cut to `grain` (partial rows, not yet summed). */
+function rollupRows(kind: Kind, grain: Grain, where: string): string {
+  const columns = `${ROLLUP_GROUPS[kind]}, ${MEASURES[kind].join(', ')}`;
+  const through = `(SELECT through FROM rollup_state WHERE grain = '${grain}')`;
+  const stored = `SELECT time, ${columns} FROM ${kind}_rollup_${grain} WHERE ${where}`;
+  if (grain === 'minute') {
+    return `${stored} UNION ALL SELECT ${bucketOf('minute', 'time')} AS time, ${ROLLUP_GROUPS[kind]}, ${RAW_MEASURES[kind]} FROM ${kind} WHERE ${where} AND time >= ${through} GROUP BY ALL`;
   }
-  return `SELECT time, workspace_id, namespace_id, identifier, CAST(sum(passed) AS BIGINT) AS passed, CAST(sum(total) AS BIGINT) AS total, CAST(sum(passed_tokens) AS BIGINT) AS passed_tokens, CAST(sum(total_tokens) AS BIGINT) AS total_tokens FROM ratelimits_rollup_${grain} WHERE ${where} GROUP BY ALL`;
+  return `${stored} UNION ALL SELECT ${truncate(grain)} AS time, ${columns} FROM (${rollupRows(kind, FINER[grain], where)}) WHERE time >= ${rollupTime(FINER[grain], through)}`;
 }

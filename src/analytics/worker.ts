@@ -1,5 +1,5 @@
 // The analytics worker (docs/analytics.md): one worker thread per process owns the DuckDB
-// database. Every INGEST_MS it takes the events the engine buffered (native eventsDrain,
+// database. Every INGEST_MS it takes the events the engine buffered (native eventsTake,
 // shared by every thread of the process) and writes them; it answers the analytics queries
 // the serving threads post to it (host.ts), each on a connection of its own, within the
 // limits. Nothing here runs on a serving thread.
@@ -29,19 +29,23 @@ let ingesting: Promise<void> = Promise.resolve();
 /** Writes what the engine buffered; one batch at a time. */
 function ingest(): Promise<void> {
   ingesting = ingesting.then(async () => {
-    const buf = native.eventsDrain();
-    if (buf.length === 0) return;
-    // The batch's first line is its oldest: records are buffered in the order they were decided.
-    const oldest = Number(/^\{"k":\d,"t":(\d+)/.exec(buf.toString('latin1', 0, 48))?.[1] ?? Date.now());
+    await db.roll(Date.now()).catch((err: unknown) => {
+      port0.postMessage({ type: 'log', level: 'warn', msg: 'analytics: rolling up the rollups failed; the next tick tries again', fields: { error: (err as Error).message } } satisfies WorkerMessage);
+    });
+    const rows = native.eventsTake();
+    const [, , verificationRows, ratelimitRows, unread, oldest] = rows;
+    if (verificationRows + ratelimitRows + unread === 0) return;
     try {
-      stats[STAT.written] = (stats[STAT.written] ?? 0) + (await db.ingest(buf.toString('utf8')));
+      const { written } = await db.ingestRows(rows);
+      stats[STAT.written] = (stats[STAT.written] ?? 0) + written;
+      stats[STAT.failed] = (stats[STAT.failed] ?? 0) + unread;
     } catch (err) {
       // DuckDB refused the batch (its disk full, say): the batch is lost and counted.
-      const lines = buf.reduce((n, byte) => n + (byte === 10 ? 1 : 0), 0);
+      const lines = verificationRows + ratelimitRows + unread;
       stats[STAT.failed] = (stats[STAT.failed] ?? 0) + lines;
       port0.postMessage({ type: 'log', level: 'warn', msg: 'analytics: a batch of events could not be written', fields: { events: lines, error: (err as Error).message } } satisfies WorkerMessage);
     }
-    stats[STAT.lagMs] = Date.now() - oldest;
+    if (Number.isFinite(oldest)) stats[STAT.lagMs] = Date.now() - oldest;
   });
   return ingesting;
 }

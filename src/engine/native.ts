@@ -75,10 +75,12 @@ export interface NativeModule {
   // ── analytics events (native/src/events.rs) ─────────────────────────────────────────
   /** Records an event of every hot call that answers into a buffer of at most `capacityBytes`; 0: off. */
   eventsSet(capacityBytes: number): void;
-  /** Takes every buffered event record (layout: native/src/events.rs; src/analytics/events.ts reads it). */
-  eventsDrain(): Buffer;
   /** [recorded, dropped, bytes waiting] since the process started. */
   eventsCounts(): [recorded: number, dropped: number, waitingBytes: number];
+  /** The rows of a batch of event lines as the analytics tables keep them (native/src/event_rows.rs). */
+  eventsRows(lines: Buffer): EventRows;
+  /** The rows of every buffered event (the buffer starts again empty). */
+  eventsTake(): EventRows;
   transaction<T>(fn: () => T): T;
   /**
    * Runs fn as `transaction` does, but never commits: fn's value, and what it wrote (record
@@ -188,9 +190,12 @@ export interface NativeModule {
   _panicForTest(): never;
 }
 
+/** Analytics events as rows: verifications and rate-limit decisions (tab-separated lines), how many of each, lines that gave none, and the earliest time of a row (Infinity: none). */
+export type EventRows = [verifications: string, ratelimits: string, verificationRows: number, ratelimitRows: number, unread: number, minTimeMs: number];
+
 /** Every member of NativeModule, once: the compiler refuses a missing or an extra one. */
 const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
-  open: true, close: true, tables: true, get: true, put: true, del: true, range: true, rangePacked: true, eventsSet: true, eventsDrain: true, eventsCounts: true, transaction: true, dryRun: true,
+  open: true, close: true, tables: true, get: true, put: true, del: true, range: true, rangePacked: true, eventsSet: true, eventsCounts: true, eventsRows: true, eventsTake: true, transaction: true, dryRun: true,
   sync: true, stats: true, warm: true, rootKeysVersion: true, creditsGet: true, creditsSet: true, creditsDelete: true,
   creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true, windowsDrain: true, windowsTake: true, windowsLearn: true, windowsRelease: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,

@@ -1,8 +1,8 @@
 //! Exports of the analytics events buffer (events.rs).
 
-use super::args::number_arg;
+use super::args::{buffer_arg, number_arg};
 use super::{bad, Error};
-use crate::events;
+use crate::{event_rows, events};
 use crate::napi::{napi_value, Env};
 
 /// eventsSet(capacityBytes): undefined — records events into a buffer of at most that many
@@ -16,11 +16,6 @@ pub fn events_set(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error>
     Ok(env.undefined()?)
 }
 
-/// eventsDrain(): Buffer — every buffered record (events.rs lays them out); empty when none.
-pub fn events_drain(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
-    Ok(env.buffer_copy(&events::drain())?)
-}
-
 /// eventsCounts(): [recorded, dropped, waitingBytes] since the process started.
 pub fn events_counts(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     let (recorded, dropped, waiting) = events::counts();
@@ -28,5 +23,30 @@ pub fn events_counts(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error>
     for (i, n) in [recorded as f64, dropped as f64, waiting as f64].into_iter().enumerate() {
         env.set_element(out, i as u32, env.double(n)?)?;
     }
+    Ok(out)
+}
+
+/// eventsRows(lines: Buffer): EventRows (below) of a batch of event lines.
+pub fn events_rows(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    rows_value(env, &event_rows::rows(buffer_arg(env, args[0], "lines")?))
+}
+
+/// eventsTake(): EventRows (below) of every buffered event (the buffer starts again empty).
+pub fn events_take(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    let rows = events::take(event_rows::rows);
+    rows_value(env, &rows)
+}
+
+/// [verifications, ratelimits, verificationRows, ratelimitRows, unread, minTime]: the rows
+/// as DuckDB stores them (event_rows.rs lays them out), how many of each, how many lines
+/// gave none, and the earliest time of a row (Infinity when none).
+fn rows_value(env: Env, rows: &event_rows::Rows) -> Result<napi_value, Error> {
+    let out = env.array(6)?;
+    env.set_element(out, 0, env.string_from_utf8(&rows.verifications)?)?;
+    env.set_element(out, 1, env.string_from_utf8(&rows.ratelimits)?)?;
+    env.set_element(out, 2, env.double(event_rows::count(&rows.verifications) as f64)?)?;
+    env.set_element(out, 3, env.double(event_rows::count(&rows.ratelimits) as f64)?)?;
+    env.set_element(out, 4, env.double(f64::from(rows.unread))?)?;
+    env.set_element(out, 5, env.double(if rows.min_time == i64::MAX { f64::INFINITY } else { rows.min_time as f64 })?)?;
     Ok(out)
 }

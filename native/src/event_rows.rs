@@ -1,0 +1,472 @@
+//! The analytics worker's reading of the buffered events (events.rs's JSON lines) into the
+//! rows DuckDB stores (src/analytics/database.ts): one pass over each line here, taking only
+//! the fields the tables keep, where DuckDB parsing each line's whole body and reply as JSON
+//! (json_transform) cost 15–20 µs of CPU per event, CPU the serving threads share.
+//!
+//! Out: two texts of rows, one per line, fields separated by tabs:
+//!
+//! - verifications: request_id, time, workspace_id, key_space_id, external_id, key_id,
+//!   outcome, tags, spent_credits;
+//! - rate-limit decisions (a multiLimit's limits one row each): request_id, time,
+//!   workspace_id, namespace_id, namespace_name, identifier, passed (1 or 0), latency (µs),
+//!   override_id, limit, remaining, reset_at, tokens.
+//!
+//! Text fields are escaped so that none holds a tab, a line feed, a unit separator (31) or a
+//! NUL: those and `%` become `%` and two hex digits (`%09`, `%0A`, `%1F`, `%00`, `%25`).
+//! `tags` is empty for none, else each tag preceded by a unit separator. A line that does
+//! not read as an event (no outcome, not JSON) gives no row and is counted.
+
+use std::borrow::Cow;
+
+use crate::events::{LIMIT, MULTI_LIMIT, VERIFY};
+use crate::json;
+
+/// The rows of a batch of event lines.
+#[derive(Debug, PartialEq)]
+pub struct Rows {
+    pub verifications: Vec<u8>,
+    pub ratelimits: Vec<u8>,
+    /// Lines that gave no row.
+    pub unread: u32,
+    /// The earliest `time` of a row (i64::MAX when there is none).
+    pub min_time: i64,
+}
+
+pub fn rows(lines: &[u8]) -> Rows {
+    let mut out = Rows { verifications: Vec::new(), ratelimits: Vec::new(), unread: 0, min_time: i64::MAX };
+    for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        if read_line(line, &mut out).is_none() {
+            out.unread += 1;
+        }
+    }
+    out
+}
+
+/// How many rows a text of rows holds.
+pub fn count(rows: &[u8]) -> usize {
+    rows.iter().filter(|&&b| b == b'\n').count()
+}
+
+/// The fields every event line has (events.rs), as raw JSON values.
+#[derive(Default)]
+struct Head<'a> {
+    kind: Option<i64>,
+    time: Option<i64>,
+    latency: i64,
+    workspace: &'a [u8],
+    request: &'a [u8],
+    subject: &'a [u8],
+    body: &'a [u8],
+    reply: &'a [u8],
+}
+
+fn read_line(line: &[u8], out: &mut Rows) -> Option<()> {
+    let mut h = Head::default();
+    members(line, |name, v| match name {
+        b"k" => h.kind = int(v),
+        b"t" => h.time = int(v),
+        b"l" => h.latency = int(v).unwrap_or(0),
+        b"w" => h.workspace = v,
+        b"r" => h.request = v,
+        b"s" => h.subject = v,
+        b"b" => h.body = v,
+        b"p" => h.reply = v,
+        _ => {}
+    })?;
+    let time = h.time?;
+    let data = member(h.reply, b"data")?;
+    let kind = u8::try_from(h.kind?).ok()?;
+    let written = match kind {
+        VERIFY => verification(&h, time, data, &mut out.verifications),
+        LIMIT => {
+            let subject = decode(h.subject)?;
+            let mut row = Vec::new();
+            limit_row(&h, time, &subject, h.body, data, &mut row)?;
+            out.ratelimits.extend_from_slice(&row);
+            Some(())
+        }
+        MULTI_LIMIT => {
+            let subject = decode(h.subject)?;
+            let mut namespaces = subject.split(|&b| b == b'\n');
+            let mut limits = Vec::new();
+            elements(member(data, b"limits")?, |v| limits.push(v))?;
+            let (mut rows, mut i, mut ok) = (Vec::new(), 0, true);
+            elements(h.body, |item| {
+                let namespace = namespaces.next().unwrap_or_default();
+                let result = limits.get(i).copied().unwrap_or(b"{}");
+                i += 1;
+                ok &= limit_row(&h, time, namespace, item, result, &mut rows).is_some();
+            })?;
+            ok.then_some(())?;
+            out.ratelimits.extend_from_slice(&rows);
+            Some(())
+        }
+        _ => None,
+    };
+    if written.is_some() {
+        out.min_time = out.min_time.min(time);
+    }
+    written
+}
+
+/// One verification's row; none without an outcome.
+fn verification(h: &Head<'_>, time: i64, data: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    let (mut tags, mut cost) = (None, None);
+    members(h.body, |name, v| match name {
+        b"tags" => tags = Some(v),
+        b"credits" => cost = member(v, b"cost").and_then(int),
+        _ => {}
+    })?;
+    let (mut code, mut key_id, mut credits, mut external_id) = (None, None, false, None);
+    members(data, |name, v| match name {
+        b"code" => code = Some(v),
+        b"keyId" => key_id = Some(v),
+        b"credits" => credits = v != b"null",
+        b"identity" => external_id = member(v, b"externalId"),
+        _ => {}
+    })?;
+    let code = decode(code?)?;
+    let mut row = Vec::with_capacity(160);
+    head_fields(h, time, &mut row)?;
+    text(&mut row, &decode(h.subject)?);
+    row.push(b'\t');
+    text(&mut row, &decode(external_id.unwrap_or(b"\"\""))?);
+    row.push(b'\t');
+    text(&mut row, &decode(key_id.unwrap_or(b"\"\""))?);
+    row.push(b'\t');
+    text(&mut row, &code);
+    row.push(b'\t');
+    if let Some(tags) = tags {
+        let mut ok = true;
+        elements(tags, |t| match decode(t) {
+            Some(t) => {
+                row.push(31);
+                text(&mut row, &t);
+            }
+            None => ok = false,
+        })?;
+        ok.then_some(())?;
+    }
+    row.push(b'\t');
+    let spent = if &*code == b"VALID" && credits { cost.unwrap_or(1) } else { 0 };
+    json::int(&mut row, spent);
+    row.push(b'\n');
+    out.extend_from_slice(&row);
+    Some(())
+}
+
+/// One limit's row: `request` is its part of the body, `result` its part of the reply.
+fn limit_row(h: &Head<'_>, time: i64, namespace_id: &[u8], request: &[u8], result: &[u8], out: &mut Vec<u8>) -> Option<()> {
+    let (mut name, mut identifier, mut cost) = (None, None, None);
+    members(request, |field, v| match field {
+        b"namespace" => name = Some(v),
+        b"identifier" => identifier = Some(v),
+        b"cost" => cost = int(v),
+        _ => {}
+    })?;
+    let (mut passed, mut limit, mut remaining, mut reset, mut override_id) = (None, 0, 0, 0, None);
+    members(result, |field, v| match field {
+        b"success" | b"passed" => passed = boolean(v),
+        b"limit" => limit = int(v).unwrap_or(0),
+        b"remaining" => remaining = int(v).unwrap_or(0),
+        b"reset" => reset = int(v).unwrap_or(0),
+        b"overrideId" => override_id = Some(v),
+        _ => {}
+    })?;
+    head_fields(h, time, out)?;
+    text(out, namespace_id);
+    out.push(b'\t');
+    text(out, &decode(name.unwrap_or(b"\"\""))?);
+    out.push(b'\t');
+    text(out, &decode(identifier.unwrap_or(b"\"\""))?);
+    out.push(b'\t');
+    out.push(if passed.unwrap_or(false) { b'1' } else { b'0' });
+    out.push(b'\t');
+    json::int(out, h.latency);
+    out.push(b'\t');
+    text(out, &decode(override_id.unwrap_or(b"\"\""))?);
+    for n in [limit, remaining, reset, cost.unwrap_or(1)] {
+        out.push(b'\t');
+        json::int(out, n);
+    }
+    out.push(b'\n');
+    Some(())
+}
+
+/// request_id, time, workspace_id and the tab after them.
+fn head_fields(h: &Head<'_>, time: i64, out: &mut Vec<u8>) -> Option<()> {
+    text(out, &decode(h.request)?);
+    out.push(b'\t');
+    json::int(out, time);
+    out.push(b'\t');
+    text(out, &decode(h.workspace)?);
+    out.push(b'\t');
+    Some(())
+}
+
+/// Appends `s` escaped as the module comment says.
+fn text(out: &mut Vec<u8>, s: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for &b in s {
+        if matches!(b, b'\t' | b'\n' | 31 | 0 | b'%') {
+            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        } else {
+            out.push(b);
+        }
+    }
+}
+
+// ── reading JSON values ──────────────────────────────────────────────────────────────
+// Lenient where it may be (the engine wrote or accepted every line), never reading out of
+// bounds: a malformed line gives None.
+
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn ws(&mut self) {
+        while matches!(self.b.get(self.i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        self.ws();
+        let c = *self.b.get(self.i)?;
+        self.i += 1;
+        Some(c)
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.b.get(self.i).copied()
+    }
+
+    /// Skips a string starting at `i` (its opening quote).
+    fn string(&mut self) -> Option<()> {
+        (self.b.get(self.i) == Some(&b'"')).then_some(())?;
+        self.i += 1;
+        loop {
+            match *self.b.get(self.i)? {
+                b'"' => {
+                    self.i += 1;
+                    return Some(());
+                }
+                b'\\' => self.i += 2,
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    /// Skips one value and returns its text.
+    fn value(&mut self) -> Option<&'a [u8]> {
+        self.ws();
+        let start = self.i;
+        match *self.b.get(self.i)? {
+            b'"' => self.string()?,
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match *self.b.get(self.i)? {
+                        b'"' => {
+                            self.string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.i += 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.i += 1;
+                }
+            }
+            _ => {
+                while let Some(c) = self.b.get(self.i) {
+                    if matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                        break;
+                    }
+                    self.i += 1;
+                }
+                (self.i > start).then_some(())?;
+            }
+        }
+        Some(&self.b[start..self.i])
+    }
+}
+
+/// Calls `f` with each member of the object `obj` (its name as written, without quotes, and
+/// its value's text).
+fn members<'a>(obj: &'a [u8], mut f: impl FnMut(&'a [u8], &'a [u8])) -> Option<()> {
+    let mut s = Scan { b: obj, i: 0 };
+    (s.next()? == b'{').then_some(())?;
+    if s.peek()? == b'}' {
+        return Some(());
+    }
+    loop {
+        s.ws();
+        let start = s.i;
+        s.string()?;
+        let name = &obj[start + 1..s.i - 1];
+        (s.next()? == b':').then_some(())?;
+        f(name, s.value()?);
+        match s.next()? {
+            b',' => {}
+            b'}' => return Some(()),
+            _ => return None,
+        }
+    }
+}
+
+/// The value of the member `name` of the object `obj`.
+fn member<'a>(obj: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    let mut found = None;
+    members(obj, |n, v| {
+        if found.is_none() && n == name {
+            found = Some(v);
+        }
+    })?;
+    found
+}
+
+/// Calls `f` with each element of the array `arr`.
+fn elements<'a>(arr: &'a [u8], mut f: impl FnMut(&'a [u8])) -> Option<()> {
+    let mut s = Scan { b: arr, i: 0 };
+    (s.next()? == b'[').then_some(())?;
+    if s.peek()? == b']' {
+        return Some(());
+    }
+    loop {
+        f(s.value()?);
+        match s.next()? {
+            b',' => {}
+            b']' => return Some(()),
+            _ => return None,
+        }
+    }
+}
+
+/// An integer (a number with a fraction or an exponent is cut to one).
+fn int(v: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(v).ok()?;
+    text.parse::<i64>().ok().or_else(|| text.parse::<f64>().ok().filter(|f| f.is_finite()).map(|f| f as i64))
+}
+
+fn boolean(v: &[u8]) -> Option<bool> {
+    match v {
+        b"true" => Some(true),
+        b"false" => Some(false),
+        _ => None,
+    }
+}
+
+/// The bytes of a JSON string (its text with the quotes); a `\u` escape of a lone surrogate
+/// becomes U+FFFD.
+fn decode(v: &[u8]) -> Option<Cow<'_, [u8]>> {
+    let inner = v.strip_prefix(b"\"")?.strip_suffix(b"\"")?;
+    if !inner.contains(&b'\\') {
+        return Some(Cow::Borrowed(inner));
+    }
+    let mut out = Vec::with_capacity(inner.len());
+    let mut i = 0;
+    while i < inner.len() {
+        let b = inner[i];
+        if b != b'\\' {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let e = *inner.get(i + 1)?;
+        i += 2;
+        match e {
+            b'"' | b'\\' | b'/' => out.push(e),
+            b'n' => out.push(b'\n'),
+            b't' => out.push(b'\t'),
+            b'r' => out.push(b'\r'),
+            b'b' => out.push(8),
+            b'f' => out.push(12),
+            b'u' => {
+                let hi = hex4(inner.get(i..i + 4)?)?;
+                i += 4;
+                let c = if (0xD800..0xDC00).contains(&hi) && inner.get(i..i + 2) == Some(b"\\u") {
+                    match hex4(inner.get(i + 2..i + 6)?) {
+                        Some(lo) if (0xDC00..0xE000).contains(&lo) => {
+                            i += 6;
+                            char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+                        }
+                        _ => None,
+                    }
+                } else {
+                    char::from_u32(hi)
+                };
+                let mut utf8 = [0u8; 4];
+                out.extend_from_slice(c.unwrap_or('\u{FFFD}').encode_utf8(&mut utf8).as_bytes());
+            }
+            _ => return None,
+        }
+    }
+    Some(Cow::Owned(out))
+}
+
+fn hex4(h: &[u8]) -> Option<u32> {
+    u32::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(v: &[u8]) -> String {
+        String::from_utf8(v.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn a_verification_becomes_one_row_with_its_identity_tags_and_spent_credits() {
+        let line = br#"{"k":1,"t":1700000000000,"l":9,"w":"ws_1","r":"req_1","s":"api_1","b":{"key":"sk_x","tags":["path=/a","tab\there"],"credits":{"cost":3}},"p":{"meta":{"requestId":"req_1"},"data":{"valid":true,"code":"VALID","keyId":"key_1","credits":97,"meta":{"a":[1,{"b":"}"}]},"identity":{"id":"id_1","externalId":"cust_%1"}}}}"#;
+        let r = rows(line);
+        assert_eq!((r.unread, r.min_time, count(&r.verifications)), (0, 1700000000000, 1));
+        assert_eq!(text_of(&r.verifications), "req_1\t1700000000000\tws_1\tapi_1\tcust_%251\tkey_1\tVALID\t\u{1f}path=/a\u{1f}tab%09here\t3\n");
+        assert!(r.ratelimits.is_empty());
+    }
+
+    #[test]
+    fn credits_are_spent_only_by_a_valid_answer_of_a_key_with_credits() {
+        let line = |code: &str, credits: &str| format!(r#"{{"k":1,"t":1,"l":0,"w":"w","r":"r","s":"","b":{{"key":"k"}},"p":{{"data":{{"code":"{code}"{credits}}}}}}}"#);
+        assert!(text_of(&rows(line("VALID", r#","credits":5"#).as_bytes()).verifications).ends_with("\tVALID\t\t1\n"));
+        assert!(text_of(&rows(line("VALID", r#","credits":null"#).as_bytes()).verifications).ends_with("\t0\n"));
+        assert!(text_of(&rows(line("USAGE_EXCEEDED", r#","credits":0"#).as_bytes()).verifications).ends_with("\t0\n"));
+        assert_eq!(text_of(&rows(line("NOT_FOUND", "").as_bytes()).verifications), "r\t1\tw\t\t\t\tNOT_FOUND\t\t0\n");
+    }
+
+    #[test]
+    fn a_limit_and_each_limit_of_a_multi_limit_become_rows() {
+        let limit = br#"{"k":2,"t":5,"l":1500,"w":"w","r":"r1","s":"ns_1","b":{"namespace":"api","identifier":"u\u00e9","limit":10,"duration":1000,"cost":2},"p":{"data":{"success":true,"limit":10,"remaining":8,"reset":1005,"overrideId":"ovr_1"}}}"#;
+        let multi = br#"{"k":3,"t":6,"l":7,"w":"w","r":"r2","s":"ns_1\nns_2","b":[{"namespace":"a","identifier":"x","limit":1,"duration":1000},{"namespace":"b","identifier":"y","limit":1,"duration":1000}],"p":{"data":{"passed":false,"limits":[{"passed":true,"limit":1,"remaining":0,"reset":9},{"passed":false,"limit":1,"remaining":0,"reset":9}]}}}"#;
+        let r = rows(&[&limit[..], b"\n", &multi[..], b"\n"].concat());
+        assert_eq!(r.unread, 0);
+        assert_eq!(
+            text_of(&r.ratelimits),
+            "r1\t5\tw\tns_1\tapi\tu\u{e9}\t1\t1500\tovr_1\t10\t8\t1005\t2\nr2\t6\tw\tns_1\ta\tx\t1\t7\t\t1\t0\t9\t1\nr2\t6\tw\tns_2\tb\ty\t0\t7\t\t1\t0\t9\t1\n"
+        );
+    }
+
+    #[test]
+    fn escapes_leave_no_separator_and_decode_json_escapes() {
+        let mut out = Vec::new();
+        text(&mut out, &decode(br#""a\tb\nc\u001fd\u0000e%f\ud83d\ude00g\ud800""#).unwrap());
+        assert_eq!(text_of(&out), "a%09b%0Ac%1Fd%00e%25f\u{1F600}g\u{FFFD}");
+    }
+
+    #[test]
+    fn lines_that_are_not_events_are_counted_not_written() {
+        let r = rows(b"not json\n{\"k\":1,\"t\":1,\"w\":\"w\",\"r\":\"r\",\"s\":\"\",\"b\":{},\"p\":{\"data\":{}}}\n{\"k\":1,\"t\":1,\"b\":{\"tags\":[\n\n");
+        assert_eq!((r.unread, r.min_time), (3, i64::MAX));
+        assert!(r.verifications.is_empty() && r.ratelimits.is_empty());
+    }
+}

@@ -1,0 +1,104 @@
+// The analytics database's ingestion (src/analytics/database.ts over native/src/event_rows.rs):
+// event lines as the engine buffers them become raw rows and rollups with every value as it
+// was, whatever characters identifiers and tags hold; lines that are not events are counted.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AnalyticsDatabase, DATABASE_FILE, jsonValue } from '../../src/analytics/database.js';
+import { GRAINS, publicSelect } from '../../src/analytics/schema.js';
+
+let dir = '';
+let db: AnalyticsDatabase;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'keyward-ingest-'));
+  db = await AnalyticsDatabase.open(join(dir, DATABASE_FILE), { memoryLimit: '256MB', threads: 1, region: 'eu-1' });
+});
+
+afterAll(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function rows(sql: string): Promise<Record<string, unknown>[]> {
+  const con = await db.connect();
+  try {
+    const reader = await con.runAndReadAll(sql);
+    const names = reader.columnNames();
+    return reader.getRows().map((row) => Object.fromEntries(row.map((v, i) => [names[i] as string, jsonValue(v)])));
+  } finally {
+    con.closeSync();
+  }
+}
+
+const T = 1_764_300_000_000;
+// Everything a text field must survive: separators, escapes, non-ASCII, a lone surrogate.
+const AWKWARD = 'a\tb\nc\u001fd%25e\u0000f "q" \\ é 😀';
+
+/** One event line as native/src/events.rs writes it. */
+const line = (kind: number, request: string, subject: string, body: unknown, data: unknown, t = T): string =>
+  JSON.stringify({ k: kind, t, l: 1500, w: 'ws_1', r: request, s: subject, b: body, p: { meta: { requestId: request }, data } });
+
+/** Every public rollup of each grain: verifications by outcome ([count, spent credits]), and rate-limit [passed, total, passed tokens]. */
+async function expectRollups(outcomes: Record<string, [number, number]>, limits: [number, number, number]): Promise<void> {
+  const scope = `workspace_id = 'ws_1'`;
+  for (const g of GRAINS) {
+    const byOutcome = await rows(`SELECT outcome, sum(count)::BIGINT AS n, sum(spent_credits)::BIGINT AS spent FROM (${publicSelect(`key_verifications_per_${g}_v1`, scope)}) GROUP BY outcome`);
+    expect(Object.fromEntries(byOutcome.map((r) => [r.outcome, [r.n, r.spent]])), g).toEqual(outcomes);
+    const l = await rows(`SELECT sum(passed)::BIGINT AS p, sum(total)::BIGINT AS t, sum(passed_tokens)::BIGINT AS pt FROM (${publicSelect(`ratelimits_per_${g}_v1`, scope)})`);
+    expect([l[0]?.p, l[0]?.t, l[0]?.pt], g).toEqual(limits);
+  }
+}
+
+describe('analytics ingestion', () => {
+  it('writes verifications, limits and each limit of a multiLimit with every value intact; raw rows and rollups agree', async () => {
+    const lines = [
+      line(1, 'req_1', 'api_1', { key: 'sk_1', tags: [AWKWARD, 'path=/a', ''], credits: { cost: 4 } }, { valid: true, code: 'VALID', keyId: 'key_1', credits: 6, identity: { id: 'id_1', externalId: AWKWARD } }),
+      line(1, 'req_2', 'api_1', { key: 'sk_1' }, { valid: false, code: 'USAGE_EXCEEDED', keyId: 'key_1', credits: 0 }),
+      line(1, 'req_3', '', { key: 'sk_x', tags: [] }, { valid: false, code: 'NOT_FOUND' }),
+      line(2, 'req_4', 'ns_1', { namespace: 'api', identifier: AWKWARD, limit: 10, duration: 1000, cost: 3 }, { success: true, limit: 10, remaining: 7, reset: T + 1000, overrideId: 'ovr_1' }),
+      line(3, 'req_5', 'ns_1\nns_2', [{ namespace: 'api', identifier: 'u1', limit: 1, duration: 1000 }, { namespace: 'other', identifier: 'u2', limit: 1, duration: 1000 }], {
+        passed: false,
+        limits: [{ passed: true, limit: 1, remaining: 0, reset: T + 1000 }, { passed: false, limit: 1, remaining: 0, reset: T + 1000 }],
+      }),
+      'not an event',
+    ];
+    expect(await db.ingest(Buffer.from(lines.join('\n') + '\n'))).toEqual({ written: 6, unread: 1 });
+
+    expect(await rows('SELECT * FROM verifications ORDER BY request_id')).toEqual([
+      { request_id: 'req_1', time: T, workspace_id: 'ws_1', key_space_id: 'api_1', external_id: AWKWARD, key_id: 'key_1', outcome: 'VALID', region: 'eu-1', source: 'api', app_id: '', tags: [AWKWARD, 'path=/a', ''], spent_credits: 4 },
+      { request_id: 'req_2', time: T, workspace_id: 'ws_1', key_space_id: 'api_1', external_id: '', key_id: 'key_1', outcome: 'USAGE_EXCEEDED', region: 'eu-1', source: 'api', app_id: '', tags: [], spent_credits: 0 },
+      { request_id: 'req_3', time: T, workspace_id: 'ws_1', key_space_id: '', external_id: '', key_id: '', outcome: 'NOT_FOUND', region: 'eu-1', source: 'api', app_id: '', tags: [], spent_credits: 0 },
+    ]);
+    expect(await rows('SELECT request_id, namespace_id, namespace_name, identifier, passed, latency, override_id, "limit", remaining, reset_at, tokens FROM ratelimits ORDER BY request_id, namespace_id')).toEqual([
+      { request_id: 'req_4', namespace_id: 'ns_1', namespace_name: 'api', identifier: AWKWARD, passed: true, latency: 1.5, override_id: 'ovr_1', limit: 10, remaining: 7, reset_at: T + 1000, tokens: 3 },
+      { request_id: 'req_5', namespace_id: 'ns_1', namespace_name: 'api', identifier: 'u1', passed: true, latency: 1.5, override_id: '', limit: 1, remaining: 0, reset_at: T + 1000, tokens: 1 },
+      { request_id: 'req_5', namespace_id: 'ns_2', namespace_name: 'other', identifier: 'u2', passed: false, latency: 1.5, override_id: '', limit: 1, remaining: 0, reset_at: T + 1000, tokens: 1 },
+    ]);
+    await expectRollups({ VALID: [1, 4], USAGE_EXCEEDED: [1, 0], NOT_FOUND: [1, 0] }, [2, 3, 4]);
+  });
+
+  it('rolling up keeps every public rollup exact, and an event later than its rolled-up period still counts once', async () => {
+    // Every period of T over: its rows move from the raw table into each grain's stored rows.
+    await db.roll(T + 40 * 86_400_000);
+    for (const g of GRAINS) expect((await rows(`SELECT count(*) AS n FROM verifications_rollup_${g}`))[0]?.n).toBe(3);
+    await expectRollups({ VALID: [1, 4], USAGE_EXCEEDED: [1, 0], NOT_FOUND: [1, 0] }, [2, 3, 4]);
+    // A verification and a limit decided at T arrive now: late for every grain.
+    const late = [
+      line(1, 'req_6', 'api_1', { key: 'sk_1', credits: { cost: 2 } }, { valid: true, code: 'VALID', keyId: 'key_1', credits: 4 }, T + 1),
+      line(2, 'req_7', 'ns_1', { namespace: 'api', identifier: 'u3' }, { success: false, limit: 1, remaining: 0, reset: T + 1000 }, T + 2),
+    ];
+    expect(await db.ingest(Buffer.from(late.join('\n')))).toEqual({ written: 2, unread: 0 });
+    await expectRollups({ VALID: [2, 6], USAGE_EXCEEDED: [1, 0], NOT_FOUND: [1, 0] }, [2, 4, 4]);
+    // Rolling up again moves nothing twice.
+    await db.roll(T + 80 * 86_400_000);
+    await expectRollups({ VALID: [2, 6], USAGE_EXCEEDED: [1, 0], NOT_FOUND: [1, 0] }, [2, 4, 4]);
+    expect((await rows('SELECT count(*) AS n FROM verifications'))[0]?.n).toBe(4);
+  });
+
+  it('an empty batch, or one of nothing but damaged lines, writes nothing', async () => {
+    expect(await db.ingest(Buffer.alloc(0))).toEqual({ written: 0, unread: 0 });
+    expect(await db.ingest(Buffer.from('{"k":1,"t":1,"b":{"tags":[\n{}\n\n'))).toEqual({ written: 0, unread: 2 });
+  });
+});
