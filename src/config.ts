@@ -53,7 +53,7 @@ export interface Config {
   readonly clusterLeaseQuietMs: number;
   /** KEYWARD_START_CHECK_MS: the integrity check before serving walks the store for at most this long (0: no check). */
   readonly startCheckMs: number;
-  /** KEYWARD_ANALYTICS (`off` by default, see docs/analytics.md "Cost"): events of the hot calls in DuckDB, and the analytics procedures; undefined: off (they answer 412). */
+  /** KEYWARD_ANALYTICS (`on` by default; its cost: docs/analytics.md "Cost"): events of the hot calls in DuckDB, and the analytics procedures; undefined: off (they answer 412). */
   readonly analytics: AnalyticsConfig | undefined;
 }
 
@@ -126,7 +126,7 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: 
 }
 
 function analyticsConfig(env: NodeJS.ProcessEnv): AnalyticsConfig | undefined {
-  if (oneOf(env, 'KEYWARD_ANALYTICS', ['on', 'off'] as const, 'off') === 'off') return undefined;
+  if (oneOf(env, 'KEYWARD_ANALYTICS', ['on', 'off'] as const, 'on') === 'off') return undefined;
   const region = env.KEYWARD_REGION?.trim() || 'local';
   if (region.length > 64 || !/^[\w.-]+$/.test(region)) throw new ConfigError(`KEYWARD_REGION must be 1 to 64 letters, digits, '.', '_' or '-', got '${region}'`);
   return {

@@ -120,17 +120,17 @@ describe('analytics, live', () => {
 });
 
 describe('analytics, lifecycle', () => {
-  it('SIGTERM right after the replies loses no event; KEYWARD_ANALYTICS=off (the default) answers 412', async () => {
-    const server = await startServer({ env: ON });
+  it('SIGTERM right after the replies loses no event (analytics is on by default); KEYWARD_ANALYTICS=off answers 412', async () => {
+    const server = await startServer();
     const apiId = await createApi(server);
     const k = await key(server, apiId);
     await Promise.all(Array.from({ length: 200 }, () => call(server, 'keys.verifyKey', { key: k.key })));
     expect(await server.stop()).toBe(0);
-    const again = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env: ON });
+    const again = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey });
     const rows = await call(again, 'analytics.getVerifications', { query: `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'` });
     expect(rows.json.data).toEqual([{ n: 200 }]);
     await again.stop();
-    const off = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey });
+    const off = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env: { KEYWARD_ANALYTICS: 'off' } });
     expectError(await call(off, 'analytics.getVerifications', { query: 'SELECT 1' }), 412, 'analytics_not_configured');
     await off.stop();
   });

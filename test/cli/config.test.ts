@@ -9,6 +9,10 @@ describe('loadConfig', () => {
     expect(c).toMatchObject({ host: '127.0.0.1', port: 8080, durability: 'process', syncIntervalMs: 100, threads: 1, writeMap: false, verifyCacheSlots: 131_072 });
     expect(loadConfig({ KEYWARD_DURABILITY: 'disk' }).writeMap).toBe(false);
     expect(loadConfig({ KEYWARD_WRITE_MAP: 'on' }).writeMap).toBe(true);
+    // Analytics is on unless turned off (DESIGN.md §5).
+    expect(c.analytics).toMatchObject({ region: 'local', retentionDays: 30 });
+    expect(loadConfig({ KEYWARD_ANALYTICS: 'off' }).analytics).toBeUndefined();
+    expect(() => loadConfig({ KEYWARD_ANALYTICS: 'maybe' })).toThrow(ConfigError);
   });
 
   it('KEYWARD_VERIFY_CACHE: 0 turns the cache off, up to 16777216 slots', () => {
