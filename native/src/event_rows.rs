@@ -60,7 +60,23 @@ struct Head<'a> {
     reply: &'a [u8],
 }
 
+/// Appends the rows of one line; a line that does not read leaves nothing behind.
 fn read_line(line: &[u8], out: &mut Rows) -> Option<()> {
+    let marks = (out.verifications.len(), out.ratelimits.len());
+    let written = line_rows(line, out);
+    match written {
+        Some(time) => out.min_time = out.min_time.min(time),
+        None => {
+            out.verifications.truncate(marks.0);
+            out.ratelimits.truncate(marks.1);
+        }
+    }
+    written.map(drop)
+}
+
+/// Writes the rows of one line (partly, when it does not read: the caller takes them back);
+/// its time.
+fn line_rows(line: &[u8], out: &mut Rows) -> Option<i64> {
     let mut h = Head::default();
     members(line, |name, v| match name {
         b"k" => h.kind = int(v),
@@ -75,38 +91,26 @@ fn read_line(line: &[u8], out: &mut Rows) -> Option<()> {
     })?;
     let time = h.time?;
     let data = member(h.reply, b"data")?;
-    let kind = u8::try_from(h.kind?).ok()?;
-    let written = match kind {
-        VERIFY => verification(&h, time, data, &mut out.verifications),
-        LIMIT => {
-            let subject = decode(h.subject)?;
-            let mut row = Vec::new();
-            limit_row(&h, time, &subject, h.body, data, &mut row)?;
-            out.ratelimits.extend_from_slice(&row);
-            Some(())
-        }
+    match u8::try_from(h.kind?).ok()? {
+        VERIFY => verification(&h, time, data, &mut out.verifications)?,
+        LIMIT => limit_row(&h, time, &decode(h.subject)?, h.body, data, &mut out.ratelimits)?,
         MULTI_LIMIT => {
             let subject = decode(h.subject)?;
             let mut namespaces = subject.split(|&b| b == b'\n');
             let mut limits = Vec::new();
             elements(member(data, b"limits")?, |v| limits.push(v))?;
-            let (mut rows, mut i, mut ok) = (Vec::new(), 0, true);
+            let (mut i, mut ok) = (0, true);
             elements(h.body, |item| {
                 let namespace = namespaces.next().unwrap_or_default();
                 let result = limits.get(i).copied().unwrap_or(b"{}");
                 i += 1;
-                ok &= limit_row(&h, time, namespace, item, result, &mut rows).is_some();
+                ok &= limit_row(&h, time, namespace, item, result, &mut out.ratelimits).is_some();
             })?;
             ok.then_some(())?;
-            out.ratelimits.extend_from_slice(&rows);
-            Some(())
         }
-        _ => None,
-    };
-    if written.is_some() {
-        out.min_time = out.min_time.min(time);
+        _ => return None,
     }
-    written
+    Some(time)
 }
 
 /// One verification's row; none without an outcome.
@@ -126,36 +130,33 @@ fn verification(h: &Head<'_>, time: i64, data: &[u8], out: &mut Vec<u8>) -> Opti
         _ => {}
     })?;
     let code = decode(code?)?;
-    let mut row = Vec::with_capacity(160);
-    head_fields(h, time, &mut row)?;
-    text(&mut row, &decode(h.subject)?);
-    row.push(b'\t');
-    text(&mut row, &decode(external_id.unwrap_or(b"\"\""))?);
-    row.push(b'\t');
-    text(&mut row, &decode(key_id.unwrap_or(b"\"\""))?);
-    row.push(b'\t');
-    text(&mut row, &code);
-    row.push(b'\t');
+    head_fields(h, time, out)?;
+    for field in [Some(h.subject), external_id, key_id] {
+        text(out, &decode(field.unwrap_or(b"\"\""))?);
+        out.push(b'\t');
+    }
+    text(out, &code);
+    out.push(b'\t');
     if let Some(tags) = tags {
         let mut ok = true;
         elements(tags, |t| match decode(t) {
             Some(t) => {
-                row.push(31);
-                text(&mut row, &t);
+                out.push(31);
+                text(out, &t);
             }
             None => ok = false,
         })?;
         ok.then_some(())?;
     }
-    row.push(b'\t');
+    out.push(b'\t');
     let spent = if &*code == b"VALID" && credits { cost.unwrap_or(1) } else { 0 };
-    json::int(&mut row, spent);
-    row.push(b'\n');
-    out.extend_from_slice(&row);
+    json::int(out, spent);
+    out.push(b'\n');
     Some(())
 }
 
 /// One limit's row: `request` is its part of the body, `result` its part of the reply.
+/// Like `verification`, it may leave part of a row behind when it fails (read_line takes it back).
 fn limit_row(h: &Head<'_>, time: i64, namespace_id: &[u8], request: &[u8], result: &[u8], out: &mut Vec<u8>) -> Option<()> {
     let (mut name, mut identifier, mut cost) = (None, None, None);
     members(request, |field, v| match field {
@@ -176,10 +177,10 @@ fn limit_row(h: &Head<'_>, time: i64, namespace_id: &[u8], request: &[u8], resul
     head_fields(h, time, out)?;
     text(out, namespace_id);
     out.push(b'\t');
-    text(out, &decode(name.unwrap_or(b"\"\""))?);
-    out.push(b'\t');
-    text(out, &decode(identifier.unwrap_or(b"\"\""))?);
-    out.push(b'\t');
+    for field in [name, identifier] {
+        text(out, &decode(field.unwrap_or(b"\"\""))?);
+        out.push(b'\t');
+    }
     out.push(if passed.unwrap_or(false) { b'1' } else { b'0' });
     out.push(b'\t');
     json::int(out, h.latency);
@@ -468,5 +469,16 @@ mod tests {
         let r = rows(b"not json\n{\"k\":1,\"t\":1,\"w\":\"w\",\"r\":\"r\",\"s\":\"\",\"b\":{},\"p\":{\"data\":{}}}\n{\"k\":1,\"t\":1,\"b\":{\"tags\":[\n\n");
         assert_eq!((r.unread, r.min_time), (3, i64::MAX));
         assert!(r.verifications.is_empty() && r.ratelimits.is_empty());
+    }
+
+    #[test]
+    fn a_line_that_fails_halfway_leaves_no_part_of_a_row() {
+        let bad_tag = br#"{"k":1,"t":1,"w":"w","r":"r1","s":"a","b":{"tags":["ok",7]},"p":{"data":{"code":"VALID"}}}"#;
+        let bad_limit = br#"{"k":3,"t":2,"w":"w","r":"r2","s":"n1\nn2","b":[{"namespace":"a","identifier":"x"},7],"p":{"data":{"limits":[{"passed":true},{"passed":true}]}}}"#;
+        let good = br#"{"k":1,"t":3,"w":"w","r":"r3","s":"a","b":{},"p":{"data":{"code":"VALID"}}}"#;
+        let r = rows(&[&bad_tag[..], b"\n", &bad_limit[..], b"\n", &good[..]].concat());
+        assert_eq!((r.unread, r.min_time), (2, 3));
+        assert_eq!(text_of(&r.verifications), "r3\t3\tw\ta\t\t\tVALID\t\t0\n");
+        assert!(r.ratelimits.is_empty());
     }
 }

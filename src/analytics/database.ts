@@ -1,12 +1,12 @@
 // The analytics database: DuckDB in the data dir (`analytics.duckdb`), opened by the
 // analytics worker only (worker.ts). Events come in batches of JSON lines, as the engine
 // buffered them (native/src/events.rs); the engine reads them into rows of the fields the
-// tables keep (native/src/event_rows.rs), and DuckDB takes the whole batch in one
-// transaction, into staging tables (one row per decision, a multiLimit's limits each), then
-// into the raw tables and, as partial aggregates, into every rollup; so the rollups always
-// agree with the raw rows, and no JavaScript runs per event.
+// tables keep (native/src/event_rows.rs), and DuckDB writes the batch into the raw tables
+// in one transaction (one row per decision, a multiLimit's limits each); no JavaScript runs
+// per event. The rollups are rolled up once each period is over (`roll`; schema.ts says how
+// the public rollups stay exact meanwhile).
 import { DuckDBInstance, type DuckDBConnection, DuckDBDateValue, DuckDBListValue, DuckDBTimestampValue, DuckDBDecimalValue, type DuckDBValue } from '@duckdb/node-api';
-import { bucketOf, FINER, GRAINS, RAW_MEASURES, ROLLUP_GROUPS, rollupTime, STORED_DDL, SUMMED_MEASURES, truncate, type Grain, type Kind } from './schema.js';
+import { FINER, GRAINS, rawRollupRows, ROLLUP_GROUPS, rollupTime, STORED_DDL, SUMMED_MEASURES, truncate, type Grain, type Kind } from './schema.js';
 import type { SqlParser } from './dialect.js';
 import { native, type EventRows } from '../engine/native.js';
 
@@ -38,13 +38,19 @@ const ROLL_MARGIN_MS = 5_000;
 
 type Through = Record<Grain, number>;
 
+/** The length of the periods of the grains whose periods are all alike. */
+const PERIOD_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
+
 /** The start of the UTC period of `grain` that `ms` falls in. */
 export function floorTo(grain: Grain, ms: number): number {
-  if (grain === 'minute') return Math.floor(ms / 60_000) * 60_000;
-  if (grain === 'hour') return Math.floor(ms / 3_600_000) * 3_600_000;
-  if (grain === 'day') return Math.floor(ms / 86_400_000) * 86_400_000;
+  if (grain !== 'month') return Math.floor(ms / PERIOD_MS[grain]) * PERIOD_MS[grain];
   const d = new Date(ms);
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+/** The statement that stores `through` as rollup_state. */
+function storeThrough(through: Through): string {
+  return `INSERT OR REPLACE INTO rollup_state VALUES ${GRAINS.map((g) => `('${g}', ${through[g]})`).join(', ')}`;
 }
 
 /** DuckDB's parser on `con` (dialect.ts reads and prints queries through it), one statement at a time. */
@@ -130,7 +136,7 @@ export class AnalyticsDatabase {
         if (!late) continue;
         await this.ingestion.run(`INSERT INTO ${kind} SELECT * FROM batch`);
         for (const g of GRAINS) {
-          await this.ingestion.run(`INSERT INTO ${kind}_rollup_${g} SELECT ${bucketOf(g, 'time')}, ${ROLLUP_GROUPS[kind]}, ${RAW_MEASURES[kind]} FROM batch WHERE time < ${this.through[g]} GROUP BY ALL`);
+          await this.ingestion.run(`INSERT INTO ${kind}_rollup_${g} ${rawRollupRows(kind, g, 'batch', `time < ${this.through[g]}`)}`);
         }
       }
     });
@@ -152,7 +158,7 @@ export class AnalyticsDatabase {
     const next: Through = { minute, hour, day, month: Math.max(was.month, floorTo('month', day)) };
     await this.transaction(async () => {
       for (const kind of KINDS) {
-        await this.ingestion.run(`INSERT INTO ${kind}_rollup_minute SELECT ${bucketOf('minute', 'time')}, ${ROLLUP_GROUPS[kind]}, ${RAW_MEASURES[kind]} FROM ${kind} WHERE time >= ${was.minute} AND time < ${minute} GROUP BY ALL`);
+        await this.ingestion.run(`INSERT INTO ${kind}_rollup_minute ${rawRollupRows(kind, 'minute', kind, `time >= ${was.minute} AND time < ${minute}`)}`);
         for (const g of ['hour', 'day', 'month'] as const) {
           if (next[g] === was[g]) continue;
           const finer = FINER[g];
@@ -160,7 +166,7 @@ export class AnalyticsDatabase {
           await this.ingestion.run(`INSERT INTO ${kind}_rollup_${g} SELECT ${truncate(g)}, ${ROLLUP_GROUPS[kind]}, ${SUMMED_MEASURES(kind)} FROM ${kind}_rollup_${finer} WHERE ${range} GROUP BY ALL`);
         }
       }
-      await this.ingestion.run(`INSERT OR REPLACE INTO rollup_state VALUES ${GRAINS.map((g) => `('${g}', ${next[g]})`).join(', ')}`);
+      await this.ingestion.run(storeThrough(next));
     });
     this.through = next;
   }
@@ -212,9 +218,9 @@ async function startingThrough(con: DuckDBConnection, nowMs: number): Promise<Th
   const tables = KINDS.flatMap((k) => [k, ...GRAINS.map((g) => `${k}_rollup_${g}`)]);
   const counts = await con.runAndReadAll(`SELECT ${tables.map((t) => `(SELECT count(*) FROM ${t})`).join(' + ')}`);
   const empty = Number(counts.getRows()[0]?.[0] ?? 0) === 0;
-  const next = (grain: 'minute' | 'hour' | 'day'): number => (empty ? 0 : floorTo(grain, nowMs) + { minute: 60_000, hour: 3_600_000, day: 86_400_000 }[grain]);
+  const next = (grain: keyof typeof PERIOD_MS): number => (empty ? 0 : floorTo(grain, nowMs) + PERIOD_MS[grain]);
   const through: Through = { minute: next('minute'), hour: next('minute'), day: next('hour'), month: next('day') };
-  await con.run(`INSERT OR REPLACE INTO rollup_state VALUES ${GRAINS.map((g) => `('${g}', ${through[g]})`).join(', ')}`);
+  await con.run(storeThrough(through));
   return through;
 }
 

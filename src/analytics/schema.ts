@@ -40,15 +40,26 @@ export const RAW_MEASURES: Record<Kind, string> = {
 /** The measures of finer rollup rows, summed. */
 export const SUMMED_MEASURES = (kind: Kind): string => MEASURES[kind].map((m) => `sum(${m}) AS ${m}`).join(', ');
 
-/** A TIMESTAMP or DATE column `time` of a finer rollup, cut to `grain` in that grain's type. */
+/** The type of a rollup's `time`: a DateTime for minutes and hours, a Date for days and months. */
+function timeType(grain: Grain): 'TIMESTAMP' | 'DATE' {
+  return grain === 'minute' || grain === 'hour' ? 'TIMESTAMP' : 'DATE';
+}
+
+/** A TIMESTAMP or DATE (SQL text, a finer rollup's `time` by default) cut to `grain`, in that grain's type. */
 export function truncate(grain: Grain, column = 'time'): string {
-  return grain === 'minute' || grain === 'hour' ? `date_trunc('${grain}', ${column})` : `CAST(date_trunc('${grain}', ${column}) AS DATE)`;
+  const cut = `date_trunc('${grain}', ${column})`;
+  return timeType(grain) === 'DATE' ? `CAST(${cut} AS DATE)` : cut;
 }
 
 /** Unix ms (SQL text) as a value comparable with `grain`'s rows' time. */
 export function rollupTime(grain: Grain, ms: string): string {
   const ts = `make_timestamp(${ms} * 1000)`;
-  return grain === 'minute' || grain === 'hour' ? ts : `CAST(${ts} AS DATE)`;
+  return timeType(grain) === 'DATE' ? `CAST(${ts} AS DATE)` : ts;
+}
+
+/** Raw rows of `source` (`time` in ms) that meet `where`, as rows of `grain`'s rollup: one per group and period. */
+export function rawRollupRows(kind: Kind, grain: Grain, source: string, where: string): string {
+  return `SELECT ${bucketOf(grain, 'time')} AS time, ${ROLLUP_GROUPS[kind]}, ${RAW_MEASURES[kind]} FROM ${source} WHERE ${where} GROUP BY ALL`;
 }
 
 /** The grain each rollup is made from (minutes come from raw rows). */
@@ -66,22 +77,21 @@ export const STORED_DDL: readonly string[] = [
     override_id VARCHAR NOT NULL, "limit" BIGINT NOT NULL, remaining BIGINT NOT NULL, reset_at BIGINT NOT NULL, tokens BIGINT NOT NULL)`,
   ...GRAINS.map(
     (g) => `CREATE TABLE IF NOT EXISTS verifications_rollup_${g} (
-    time ${g === 'minute' || g === 'hour' ? 'TIMESTAMP' : 'DATE'} NOT NULL, workspace_id VARCHAR NOT NULL, key_space_id VARCHAR NOT NULL,
+    time ${timeType(g)} NOT NULL, workspace_id VARCHAR NOT NULL, key_space_id VARCHAR NOT NULL,
     external_id VARCHAR NOT NULL, key_id VARCHAR NOT NULL, outcome VARCHAR NOT NULL, region VARCHAR NOT NULL,
     source VARCHAR NOT NULL, app_id VARCHAR NOT NULL, tags VARCHAR[] NOT NULL, count BIGINT NOT NULL, spent_credits BIGINT NOT NULL)`,
   ),
   `CREATE TABLE IF NOT EXISTS rollup_state (grain VARCHAR PRIMARY KEY, through BIGINT NOT NULL)`,
   ...GRAINS.map(
     (g) => `CREATE TABLE IF NOT EXISTS ratelimits_rollup_${g} (
-    time ${g === 'minute' || g === 'hour' ? 'TIMESTAMP' : 'DATE'} NOT NULL, workspace_id VARCHAR NOT NULL, namespace_id VARCHAR NOT NULL,
+    time ${timeType(g)} NOT NULL, workspace_id VARCHAR NOT NULL, namespace_id VARCHAR NOT NULL,
     identifier VARCHAR NOT NULL, passed BIGINT NOT NULL, total BIGINT NOT NULL, passed_tokens BIGINT NOT NULL, total_tokens BIGINT NOT NULL)`,
   ),
 ];
 
 /** DuckDB's truncation of a grain, applied to a raw event's time (ms). */
 export function bucketOf(grain: Grain, timeMsColumn: string): string {
-  const ts = `make_timestamp(${timeMsColumn} * 1000)`;
-  return grain === 'minute' || grain === 'hour' ? `date_trunc('${grain}', ${ts})` : `CAST(date_trunc('${grain}', ${ts}) AS DATE)`;
+  return truncate(grain, `make_timestamp(${timeMsColumn} * 1000)`);
 }
 
 /**
@@ -108,7 +118,7 @@ function rollupRows(kind: Kind, grain: Grain, where: string): string {
   const through = `(SELECT through FROM rollup_state WHERE grain = '${grain}')`;
   const stored = `SELECT time, ${columns} FROM ${kind}_rollup_${grain} WHERE ${where}`;
   if (grain === 'minute') {
-    return `${stored} UNION ALL SELECT ${bucketOf('minute', 'time')} AS time, ${ROLLUP_GROUPS[kind]}, ${RAW_MEASURES[kind]} FROM ${kind} WHERE ${where} AND time >= ${through} GROUP BY ALL`;
+    return `${stored} UNION ALL ${rawRollupRows(kind, 'minute', kind, `${where} AND time >= ${through}`)}`;
   }
   return `${stored} UNION ALL SELECT ${truncate(grain)} AS time, ${columns} FROM (${rollupRows(kind, FINER[grain], where)}) WHERE time >= ${rollupTime(FINER[grain], through)}`;
 }

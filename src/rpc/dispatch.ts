@@ -149,8 +149,8 @@ export class Dispatcher {
       if (result instanceof Promise) return this.settle(route, input, ctx, result);
       return this.answer(route, ctx, result);
     } catch (err) {
-      if (ctx !== undefined && route !== undefined && this.mayBeBehind(route, ctx, err)) return this.afterCatchUp(route, input, ctx, err);
-      return { reply: this.fail(ctx?.requestId ?? newRequestId(), err), effect: ctx?.effect ?? Effect.None };
+      if (ctx !== undefined && route !== undefined) return this.refused(route, input, ctx, err);
+      return { reply: this.fail(newRequestId(), err), effect: Effect.None };
     }
   }
 
@@ -159,18 +159,22 @@ export class Dispatcher {
     try {
       return this.answer(route, ctx, await result);
     } catch (err) {
-      if (this.mayBeBehind(route, ctx, err)) return this.afterCatchUp(route, input, ctx, err);
-      return { reply: this.fail(ctx.requestId, err), effect: ctx.effect };
+      return this.refused(route, input, ctx, err);
     }
   }
 
   /**
-   * Cluster mode: a management call found something missing and changed nothing. Its replica
-   * may not have applied yet what another node created a moment ago, so a client that wrote
-   * through one node and goes on through another would see its own write as a 404.
+   * The reply to a call its handler refused. In cluster mode, a management call that found
+   * something missing and changed nothing runs again after a catch-up (afterCatchUp): its
+   * replica may not have applied yet what another node created a moment ago, so a client
+   * that wrote through one node and goes on through another would see its own write as a 404.
    */
-  private mayBeBehind(route: Route, ctx: RequestCtx, err: unknown): boolean {
-    return this.services.catchUp !== undefined && route.kind !== 'hot' && ctx.effect === Effect.None && err instanceof ApiError && CATALOGUE[err.errorName].status === 404;
+  private refused(route: Route, input: unknown, ctx: RequestCtx, err: unknown): DispatchResult | Promise<DispatchResult> {
+    const catchUp = this.services.catchUp;
+    if (catchUp !== undefined && route.kind !== 'hot' && ctx.effect === Effect.None && err instanceof ApiError && CATALOGUE[err.errorName].status === 404) {
+      return this.afterCatchUp(catchUp, route, input, ctx, err);
+    }
+    return { reply: this.fail(ctx.requestId, err), effect: ctx.effect };
   }
 
   /**
@@ -179,9 +183,9 @@ export class Dispatcher {
    * a concurrent call may have caught up since this one ran. The first refusal stands when
    * PostgreSQL cannot be reached (the replica is all there is).
    */
-  private async afterCatchUp(route: Route, input: unknown, ctx: RequestCtx, first: unknown): Promise<DispatchResult> {
+  private async afterCatchUp(catchUp: () => Promise<void>, route: Route, input: unknown, ctx: RequestCtx, first: unknown): Promise<DispatchResult> {
     try {
-      const caughtUp = await (this.services.catchUp as () => Promise<void>)().then(() => true, () => false);
+      const caughtUp = await catchUp().then(() => true, () => false);
       if (!caughtUp) return { reply: this.fail(ctx.requestId, first), effect: ctx.effect };
       return this.answer(route, ctx, await route.handler(input as never, ctx));
     } catch (err) {
