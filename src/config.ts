@@ -71,6 +71,8 @@ export interface AnalyticsConfig {
   readonly queriesPerHour: number;
   /** KEYWARD_ANALYTICS_MAX_ROWS: rows a query may return (422 query_rows_limit_exceeded). */
   readonly maxRows: number;
+  /** KEYWARD_ANALYTICS_MAX_ROWS_READ: rows a query may go through, estimated from its plan (422 query_rows_limit_exceeded). */
+  readonly maxRowsRead: number;
   /** KEYWARD_ANALYTICS_BUFFER_BYTES: events waiting for the analytics worker; beyond, events are dropped and counted. */
   readonly bufferBytes: number;
 }
@@ -136,6 +138,7 @@ function analyticsConfig(env: NodeJS.ProcessEnv): AnalyticsConfig | undefined {
     memoryMb: int(env, 'KEYWARD_ANALYTICS_MEMORY_MB', 1_024, 64, 1_048_576),
     queriesPerHour: int(env, 'KEYWARD_ANALYTICS_QUERIES_PER_HOUR', 1_000, 1, 1_000_000_000),
     maxRows: int(env, 'KEYWARD_ANALYTICS_MAX_ROWS', 10_000, 1, 10_000_000),
+    maxRowsRead: int(env, 'KEYWARD_ANALYTICS_MAX_ROWS_READ', 10_000_000, 1, 1e15),
     bufferBytes: int(env, 'KEYWARD_ANALYTICS_BUFFER_BYTES', 64 * 1024 * 1024, 4_096, 2 ** 34),
   };
 }

@@ -127,7 +127,8 @@ function publicColumnType(table: PublicTable, column: string): Ty {
 function userStatement(parsed: Json, query: string): Node {
   const result = object(parsed);
   if (result.error === true) {
-    const message = typeof result.error_message === 'string' ? result.error_message : 'it does not parse';
+    // DuckDB's hints on settings (`Use "SET max_expression_depth TO x"`) name what a query cannot change.
+    const message = typeof result.error_message === 'string' ? result.error_message.replace(/\s*Use "SET [^"]*"[^.]*\.+/g, '').replace(/\.+$/, '') : 'it does not parse';
     if (/only select statements/i.test(message)) {
       throw invalidAnalyticsQueryType('the query holds a statement that is not a SELECT (INSERT, UPDATE, DELETE, CREATE, ATTACH, COPY, PRAGMA, SET, EXPLAIN, …)');
     }

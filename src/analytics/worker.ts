@@ -8,9 +8,10 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
 import { native } from '../engine/native.js';
 import { ApiError } from '../errors/apiError.js';
-import { invalidAnalyticsQuery, queryExecutionTimeout, queryMemoryLimitExceeded, queryQuotaExceeded, queryRowsLimitExceeded } from '../errors/errors.js';
+import { invalidAnalyticsQuery, queryExecutionTimeout, queryMemoryLimitExceeded, queryQuotaExceeded, queryRowsLimitExceeded, queryRowsReadExceeded } from '../errors/errors.js';
 import { AnalyticsDatabase, DATABASE_FILE, jsonValue, sqlParser } from './database.js';
 import { translate } from './dialect.js';
+import { estimateRows } from './plan.js';
 import { STAT, type AnalyticsSettings, type QueryReply, type QueryRequest, type WorkerMessage } from './protocol.js';
 
 const settings = (workerData as { settings: AnalyticsSettings }).settings;
@@ -88,7 +89,7 @@ async function query(req: QueryRequest): Promise<QueryReply> {
   }
 }
 
-/** Runs translated SQL on `con`, stopped after the timeout. */
+/** Runs translated SQL on `con`: refused when its plan goes through too many rows, stopped after the timeout. */
 async function run(con: DuckDBConnection, sql: string): Promise<Record<string, unknown>[]> {
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -96,6 +97,8 @@ async function run(con: DuckDBConnection, sql: string): Promise<Record<string, u
     con.interrupt();
   }, settings.queryTimeoutMs);
   try {
+    const through = await estimateRows(con, sql);
+    if (through > settings.maxRowsRead) throw queryRowsReadExceeded(through, settings.maxRowsRead);
     const reader = await con.runAndReadAll(sql);
     if (reader.currentRowCount > settings.maxRows) throw queryRowsLimitExceeded(reader.currentRowCount, settings.maxRows);
     const names = reader.columnNames();

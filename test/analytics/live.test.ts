@@ -152,3 +152,28 @@ describe('analytics, lifecycle', () => {
     await server.stop();
   });
 });
+
+describe('analytics, limits', () => {
+  it('refuses a query that would read too much before it runs and queries beyond the hourly quota, answers deep nesting or refuses it beyond the depth DuckDB takes, and keeps serving', async () => {
+    const server = await startServer({ env: { ...ON, KEYWARD_ANALYTICS_MAX_ROWS_READ: '10000', KEYWARD_ANALYTICS_QUERIES_PER_HOUR: '12' } });
+    const apiId = await createApi(server);
+    const k = await key(server, apiId);
+    await Promise.all(Array.from({ length: 300 }, () => call(server, 'keys.verifyKey', { key: k.key })));
+    const count = `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'`;
+    expect(await rowsWhen(server, 'analytics.getVerifications', count, (r) => r[0]?.n === 300)).toEqual([{ n: 300 }]);
+    const crossed = await call(server, 'analytics.getVerifications', { query: 'SELECT count(*) AS n FROM key_verifications_v1 a, key_verifications_v1 b, key_verifications_v1 c' });
+    expectError(crossed, 422, 'query_rows_limit_exceeded');
+    expect(crossed.json.error.detail).toContain('KEYWARD_ANALYTICS_MAX_ROWS_READ');
+    const nested = await call(server, 'analytics.getVerifications', { query: `SELECT ${'('.repeat(3000)}1${')'.repeat(3000)} AS one` });
+    expect(nested.json.data, nested.text).toEqual([{ one: 1 }]);
+    const subqueries = await call(server, 'analytics.getVerifications', { query: `SELECT count(*) AS n FROM ${'(SELECT * FROM '.repeat(600)}key_verifications_v1${')'.repeat(600)}` });
+    expectError(subqueries, 400, 'invalid_analytics_query');
+    expect(subqueries.json.error.detail).toMatch(/depth limit of 1000 exceeded\.$/);
+    // The quota counts every query of the root key this hour, refused ones included.
+    const quota = await rootKeyWith(server, ['api.*.read_analytics']);
+    for (let i = 0; i < 12; i++) expect((await call(server, 'analytics.getVerifications', { query: 'SELECT 1 AS one' }, { rootKey: quota.key })).status).toBe(200);
+    expectError(await call(server, 'analytics.getVerifications', { query: 'SELECT 1 AS one' }, { rootKey: quota.key }), 429, 'query_quota_exceeded');
+    expect((await call(server, 'keys.verifyKey', { key: k.key })).json.data.valid).toBe(true);
+    await server.stop();
+  });
+});
