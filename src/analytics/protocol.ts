@@ -1,8 +1,7 @@
 // What the serving threads and the analytics worker (worker.ts) say to each other, and the
 // worker's settings (from Config) and statistics (a shared buffer /metrics reads).
 import type { MessagePort } from 'node:worker_threads';
-import type { ErrorName } from '../errors/catalogue.js';
-import type { ValidationItem } from '../errors/apiError.js';
+import type { TransportedError } from '../errors/errors.js';
 import type { AnalyticsConfig } from '../config.js';
 
 /** What the worker needs: the data dir and the configuration (config.ts AnalyticsConfig). */
@@ -22,13 +21,6 @@ export interface QueryRequest {
   readonly query: string;
   readonly scope: QueryScope;
   readonly rootKeyId: string;
-}
-
-/** A refusal as data (an ApiError does not cross a MessagePort): errors.ts rebuiltError makes it one again. */
-export interface TransportedError {
-  readonly name: ErrorName;
-  readonly detail: string;
-  readonly errors?: ValidationItem[];
 }
 
 export type QueryReply = { readonly id: number; readonly rows: Record<string, unknown>[] } | { readonly id: number; readonly error: TransportedError };

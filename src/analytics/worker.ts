@@ -8,7 +8,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
 import { native } from '../engine/native.js';
 import { ApiError } from '../errors/apiError.js';
-import { invalidAnalyticsQuery, queryExecutionTimeout, queryMemoryLimitExceeded, queryQuotaExceeded, queryRowsLimitExceeded, queryRowsReadExceeded } from '../errors/errors.js';
+import { invalidAnalyticsQuery, queryExecutionTimeout, queryMemoryLimitExceeded, queryQuotaExceeded, queryRowsLimitExceeded, queryRowsReadExceeded, transportedError } from '../errors/errors.js';
 import { AnalyticsDatabase, DATABASE_FILE, jsonValue, sqlParser } from './database.js';
 import { translate } from './dialect.js';
 import { estimateRows } from './plan.js';
@@ -85,7 +85,7 @@ async function query(req: QueryRequest): Promise<QueryReply> {
     }
   } catch (err) {
     const refusal = err instanceof ApiError ? err : invalidAnalyticsQuery((err as Error).message.slice(0, 500));
-    return { id: req.id, error: { name: refusal.errorName, detail: refusal.detail, ...(refusal.errors === undefined ? {} : { errors: refusal.errors }) } };
+    return { id: req.id, error: transportedError(refusal) };
   }
 }
 

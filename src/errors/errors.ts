@@ -115,7 +115,18 @@ export const queryRowsReadExceeded = (rows: number, max: number): ApiError => ne
 export const queryQuotaExceeded = (perHour: number): ApiError => new ApiError('query_quota_exceeded', `This root key ran its ${perHour} analytics queries of this hour (KEYWARD_ANALYTICS_QUERIES_PER_HOUR); the quota starts again at the top of the hour.`);
 
 /** An ApiError the analytics worker built, rebuilt on the serving thread (it crossed a MessagePort as plain data). */
-export function rebuiltError(e: { name: ErrorName; detail: string; errors?: ValidationItem[] }): ApiError {
+/** A refusal as data (an ApiError does not cross a MessagePort or a pool thread's reply): rebuiltError makes it one again. */
+export interface TransportedError {
+  readonly name: ErrorName;
+  readonly detail: string;
+  readonly errors?: ValidationItem[];
+}
+
+export function transportedError(e: ApiError): TransportedError {
+  return { name: e.errorName, detail: e.detail, ...(e.errors === undefined ? {} : { errors: e.errors }) };
+}
+
+export function rebuiltError(e: TransportedError): ApiError {
   return new ApiError(e.name, e.detail, e.errors === undefined ? {} : { errors: e.errors });
 }
 

@@ -35,6 +35,13 @@ export interface Ctx extends AsyncWriter {
    * mode promises.
    */
   transact<T>(fn: () => T): Promise<T>;
+  /**
+   * As `transact`, for a request whose work would hold this thread for many milliseconds:
+   * the default export of `module` (an edits/ module) does it on a pool thread, drafting and
+   * committing there (workers/jobs.ts `elsewhere`). Undefined where there is no pool (cluster
+   * mode, where writes go through PostgreSQL; a store used in-process): the caller transacts.
+   */
+  transactElsewhere<T>(module: URL, task: object): Promise<T> | undefined;
 }
 
 /** What list handlers return; the dispatcher turns it into `data` + `pagination`. */

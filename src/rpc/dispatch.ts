@@ -274,6 +274,14 @@ class RequestCtx implements Ctx {
     this.effect = Effect.Wrote;
     return result;
   }
+
+  transactElsewhere<T>(module: URL, task: object): Promise<T> | undefined {
+    // A batch this thread has open is not the pool thread's: it commits at the end of the turn as ever.
+    return this.services.jobs.elsewhere<T>(module, task)?.then((result) => {
+      this.effect = Effect.Wrote;
+      return result;
+    });
+  }
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

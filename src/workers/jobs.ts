@@ -4,13 +4,22 @@
 import { Piscina } from 'piscina';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
+import { rebuiltError, type TransportedError } from '../errors/errors.js';
 import type { Logger } from '../log.js';
 import type { AsyncWriter } from '../store/db.js';
 import { purgeBatch, type PurgeTask } from './purgeApi.js';
 import { unlinkBatch, type Unlinking } from '../store/cascades.js';
 
+/** What a pool thread needs to open the server's store (the store is process-wide: opening it again is a no-op). */
+export type StoreOpening = Pick<Config, 'dataDir' | 'initialMapBytes' | 'writeMap'>;
+
+/** What a module run `elsewhere` returns: its result, or the refusal (an ApiError as data). */
+export type PoolReply<T> = { result: T } | { error: TransportedError };
+
 export class BackgroundJobs {
   private pool: Piscina | undefined;
+  /** A pool of one thread per module run `elsewhere`, made at its first use. */
+  private readonly pools = new Map<string, Piscina>();
   private readonly running = new Set<Promise<unknown>>();
 
   /**
@@ -21,8 +30,31 @@ export class BackgroundJobs {
   constructor(
     private readonly writer: AsyncWriter,
     private readonly log: Logger,
-    private readonly config?: Pick<Config, 'dataDir' | 'initialMapBytes' | 'writeMap'>,
+    private readonly config?: StoreOpening,
   ) {}
+
+  /**
+   * Runs the default export of `module` — it opens the store (`task.store`) and commits its
+   * own write transaction — on a thread of its own, for a request whose work would hold this
+   * thread for many milliseconds (keys.migrateKeys). Resolves with its result once committed,
+   * rejects with the ApiError it refused with. Undefined without a pool (the store used
+   * in-process, cluster mode): the caller does the work here.
+   */
+  elsewhere<T>(module: URL, task: object): Promise<T> | undefined {
+    if (this.config === undefined) return undefined;
+    const { dataDir, initialMapBytes, writeMap } = this.config;
+    let pool = this.pools.get(module.href);
+    if (pool === undefined) this.pools.set(module.href, (pool = new Piscina({ filename: fileURLToPath(module), maxThreads: 1, idleTimeout: 30_000 })));
+    const job = pool.run({ ...task, store: { dataDir, initialMapBytes, writeMap } }) as Promise<PoolReply<T>>;
+    // Shutdown waits for it (drain): a pool stopped inside a transaction would hold the writer.
+    const settled = job.catch(() => undefined);
+    this.running.add(settled);
+    void settled.finally(() => this.running.delete(settled));
+    return job.then((reply) => {
+      if ('error' in reply) throw rebuiltError(reply.error);
+      return reply.result;
+    });
+  }
 
   /** Removes a deleted API's keys in the background; resolves with the count removed. */
   purgeApi(apiId: string): Promise<number> {
@@ -55,15 +87,16 @@ export class BackgroundJobs {
   }
 
   /**
-   * On shutdown: waits for background work, at most `timeoutMs`, then stops the pool. A purge
+   * On shutdown: waits for background work and work run `elsewhere`, at most `timeoutMs`, then stops the pools. A purge
    * cut short loses nothing: its API is marked deleted and the purge resumes at the next start.
    */
   async drain(timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([Promise.all(this.running), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
     clearTimeout(timer);
-    await this.pool?.destroy();
+    await Promise.all([this.pool, ...this.pools.values()].map((p) => p?.destroy()));
     this.pool = undefined;
+    this.pools.clear();
   }
 }
 
