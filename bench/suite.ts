@@ -3,7 +3,7 @@
 // `process` and `disk`), the bare uWS ceiling, node:http + Redis (Lua) and
 // rate-limiter-flexible on Redis, on one machine, and writes bench/results/<date>/
 // report.md, raw.json and SVG plots. Fails (exit 1) when a system cannot be started.
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { cpus, totalmem, release } from 'node:os';
 import { mkdirSync, readdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -40,6 +40,18 @@ const CFG = full
   ? { keys: 100_000, identifiers: 1_000_000, rounds: 3, peakS: 5, stepS: 5, warmupS: 1, autocannonS: 5, connections: 64 }
   : { keys: 20_000, identifiers: 100_000, rounds: 2, peakS: 1, stepS: 0.75, warmupS: 0.25, autocannonS: 1, connections: 64 };
 const LOADS = [0.1, 0.5, 0.9];
+
+/**
+ * The benches of moving in and analytics, run at the end as they run alone (`npm run bench:…`),
+ * their reports put into report.md as they print them: what a team moving keys in, and a
+ * node keeping every event, can plan on. The short run takes a tenth of the full sizes.
+ */
+const EXTRAS: readonly { title: string; script: string; args: string[]; estimateS: number }[] = [
+  { title: 'Moving in: keys.migrateKeys over HTTP while verifications run', script: 'migrate', args: ['--keys', full ? '1000000' : '100000'], estimateS: full ? 120 : 25 },
+  { title: 'Export and import of a store', script: 'transfer', args: ['--keys', full ? '1000000' : '100000'], estimateS: full ? 300 : 40 },
+  { title: 'Analytics: ingestion, bytes per event, documented queries', script: 'analytics', args: ['--events', full ? '10000000' : '1000000'], estimateS: full ? 600 : 60 },
+];
+const SCRIPT_NAMES: Record<string, string> = { migrate: 'bench:migrate', transfer: 'bench:transfer', analytics: 'bench:analytics' };
 /** The rate at which the ceiling's p99 is measured with and without DAMON paused: about half of keyward's verify peak here. */
 const DAMON_PROBE_RPS = 35_000;
 const COMMAND = `npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`;
@@ -120,8 +132,8 @@ function requestLua(s: Scenario, prefix: string): string {
 
 // ---------------------------------------------------------------- progress display
 const t0 = performance.now();
-const totalSteps = SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.rounds + LOADS.length), 0) + 4 + SCENARIOS.length;
-const estimateS = 15 + 4 * (CFG.warmupS + CFG.stepS) + totalSteps * 0.25 + SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.rounds * CFG.peakS + LOADS.length * (CFG.warmupS + CFG.stepS)), 0) + SCENARIOS.length * CFG.autocannonS;
+const totalSteps = SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.rounds + LOADS.length), 0) + 4 + SCENARIOS.length + EXTRAS.length;
+const estimateS = EXTRAS.reduce((a, x) => a + x.estimateS, 0) + 15 + 4 * (CFG.warmupS + CFG.stepS) + totalSteps * 0.25 + SCENARIOS.reduce((a, s) => a + s.systems.length * (CFG.rounds * CFG.peakS + LOADS.length * (CFG.warmupS + CFG.stepS)), 0) + SCENARIOS.length * CFG.autocannonS;
 let step = 0;
 let phase = '';
 let live = '';
@@ -467,11 +479,31 @@ async function main(): Promise<void> {
   const kwd = await startKeyward({ KEYWARD_DURABILITY: 'disk', KEYWARD_DATA_DIR: dataDir, KEYWARD_ROOT_KEY: rootKey });
   await withProc(kwd, () => measureSystems([{ system: 'keyward-disk', port: kwd.port, prefix: '', pids: [kwd.child.pid ?? 0] }]));
 
+  // 6. Moving in and analytics, each bench in a process of its own.
+  for (const x of EXTRAS) {
+    progress(x.title);
+    extras.push({ title: x.title, command: `npm run ${SCRIPT_NAMES[x.script] ?? x.script} -- ${x.args.join(' ')}`, report: await runExtra(x.script, x.args) });
+  }
+
   for (const c of cells) {
     const bad = c.peak.non2xx + c.peak.errors + c.latency.reduce((a, l) => a + l.non2xx + l.errors, 0);
     if (bad > 0) errors.push(`${c.scenario} · ${SYSTEM_NAMES[c.system]}: ${bad} non-2xx replies or socket errors`);
   }
   writeOutputs();
+}
+
+const extras: { title: string; command: string; report: string }[] = [];
+
+/** Runs dist/bench/<script>.js with `args`; its report (stdout), or what went wrong (also counted as an error). */
+function runExtra(script: string, args: string[]): Promise<string> {
+  return new Promise((resolvePromise) => {
+    execFile(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), `${script}.js`), ...args], { maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      if (err === null) return resolvePromise(stdout.trim());
+      const why = `${script} failed: ${err.message.split('\n')[0] ?? ''} ${stderr.trim().split('\n').slice(-3).join(' ')}`;
+      errors.push(why);
+      resolvePromise(`**Not measured**: ${why}`);
+    });
+  });
 }
 
 // ---------------------------------------------------------------- report
@@ -740,6 +772,10 @@ function writeOutputs(): void {
     charts[0] ?? '',
     '',
     ...sections,
+    '',
+    '## Moving in and analytics',
+    '',
+    ...extras.flatMap((x) => [`### ${x.title}`, '', `\`${x.command}\``, '', x.report, '']),
   ].join('\n');
   writeFileSync(join(outDir, 'report.md'), report);
   writeFileSync(join(outDir, 'raw.json'), JSON.stringify({ date: new Date().toISOString(), command: COMMAND, full, config: CFG, machine: m, calibration, replySizes, noise: nz.data, errors, contended, cells, autocannon: autocannonRuns }, null, 1));

@@ -47,10 +47,10 @@ async function runWorker(init: WorkerInit): Promise<void> {
 /**
  * uWS binds with SO_REUSEPORT (that is how serving threads share the port), so a second
  * keyward on the same port would silently split the traffic. Probe with an exclusive bind
- * first and refuse to start when the port is taken.
+ * first and refuse to start when the port is taken (or the host cannot be listened on).
  */
 function assertPortFree(host: string, port: number): Promise<void> {
-  if (port === 0) return Promise.resolve();
+  // Port 0 too: the probe then finds a host that does not resolve or is not this machine's.
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) => reject(new Error(`could not listen on ${host}:${port} (KEYWARD_HOST, KEYWARD_PORT): ${err.code === 'EADDRINUSE' ? 'the port is in use' : err.message}`)));
@@ -99,6 +99,18 @@ export async function runServer(config: Config): Promise<void> {
   if (checked) refuseDamage(config.dataDir, checkRecords(config.startCheckMs / 2).problems);
   // The analytics worker before the first request, so no event waits for it.
   const analytics = config.analytics === undefined ? undefined : await startAnalytics({ ...config.analytics, dataDir: config.dataDir }, log);
+  try {
+    await serveWith(config, log, descriptorsLimit, analytics);
+  } catch (err) {
+    // A start that fails from here stops the analytics worker first: Node aborts the process
+    // when process.exit tears down a thread in the middle of DuckDB's native calls.
+    await analytics?.stop().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The rest of a start, once the store is open and the analytics worker runs: serve, and stop on a signal. */
+async function serveWith(config: Config, log: Logger, descriptorsLimit: number, analytics: Awaited<ReturnType<typeof startAnalytics>> | undefined): Promise<void> {
   const thread = threadServices(config, log, true, analytics?.client);
   const { services, cluster } = thread;
   try {
