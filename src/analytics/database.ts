@@ -12,12 +12,12 @@ import { native, type EventRows } from '../engine/native.js';
 
 export const DATABASE_FILE = 'analytics.duckdb';
 
-/** Field `n` (1-based) of a row (`line`), as native/src/event_rows.rs writes them. */
-const F = (n: number): string => `split_part(line, chr(9), ${n})`;
+/** Field `n` (1-based) of a row, as native/src/event_rows.rs writes them (`f`: the row split at its tabs, once). */
+const F = (n: number): string => `f[${n}]`;
 /** A text field with event_rows.rs's escapes (%09 %0A %1F %00 %25) undone. */
 const TEXT = (x: string): string => `CASE WHEN contains(${x}, '%') THEN replace(replace(replace(replace(replace(${x}, '%09', chr(9)), '%0A', chr(10)), '%1F', chr(31)), '%00', chr(0)), '%25', '%') ELSE ${x} END`;
-/** The rows of a text ($1), one per line. */
-const ROWS = `(SELECT unnest(string_split($1, chr(10))) AS line) WHERE line <> ''`;
+/** The rows of a text ($1), one per line, each split into its fields (`f`). */
+const ROWS = `(SELECT string_split(line, chr(9)) AS f FROM (SELECT unnest(string_split($1, chr(10))) AS line) WHERE line <> '')`;
 
 /** A batch's rows ($1; $2 the region of verifications) as the raw table's rows. */
 const PARSE: Record<Kind, string> = {
