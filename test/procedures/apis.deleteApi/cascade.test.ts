@@ -85,7 +85,8 @@ describe('apis.deleteApi cascade over 50,000 keys', () => {
     };
     const verifiers = Array.from({ length: 8 }, verifier);
     let entriesAfter = entriesBefore;
-    const deadline = Date.now() + 40_000;
+    // About 4 s alone; a loaded CI machine has taken past 40.
+    const deadline = Date.now() + 75_000;
     while (Date.now() < deadline) {
       entriesAfter = await storeEntries(s);
       if (entriesAfter <= entriesBefore - 3 * KEYS) break;
@@ -108,5 +109,5 @@ describe('apis.deleteApi cascade over 50,000 keys', () => {
     expectError(await call(s, 'apis.getApi', { apiId: bigApi }), 404, 'api_not_found');
     expect(expectOk(await call(s, 'keys.verifyKey', { key: seeded.key })).code).toBe('NOT_FOUND');
     expect(expectOk(await call(s, 'apis.listKeys', { apiId: otherApi })).map((k: { keyId: string }) => k.keyId)).toEqual([otherKey.keyId]);
-  }, 90_000);
+  }, 120_000);
 });
