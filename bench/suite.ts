@@ -43,7 +43,7 @@ const LOADS = [0.1, 0.5, 0.9];
 
 /**
  * The benches of moving in and analytics, run at the end as they run alone (`npm run bench:…`),
- * their reports put into report.md as they print them: what a team moving keys in, and a
+ * their reports put into report.md as they print them (`script`: dist/bench/<script>.js, `npm run bench:<script>`): what a team moving keys in, and a
  * node keeping every event, can plan on. The short run takes a tenth of the full sizes.
  */
 const EXTRAS: readonly { title: string; script: string; args: string[]; estimateS: number }[] = [
@@ -51,7 +51,6 @@ const EXTRAS: readonly { title: string; script: string; args: string[]; estimate
   { title: 'Export and import of a store', script: 'transfer', args: ['--keys', full ? '1000000' : '100000'], estimateS: full ? 300 : 40 },
   { title: 'Analytics: ingestion, bytes per event, documented queries', script: 'analytics', args: ['--events', full ? '10000000' : '1000000'], estimateS: full ? 600 : 60 },
 ];
-const SCRIPT_NAMES: Record<string, string> = { migrate: 'bench:migrate', transfer: 'bench:transfer', analytics: 'bench:analytics' };
 /** The rate at which the ceiling's p99 is measured with and without DAMON paused: about half of keyward's verify peak here. */
 const DAMON_PROBE_RPS = 35_000;
 const COMMAND = `npm run bench${argv.length > 0 ? ` -- ${argv.join(' ')}` : ''}`;
@@ -482,7 +481,7 @@ async function main(): Promise<void> {
   // 6. Moving in and analytics, each bench in a process of its own.
   for (const x of EXTRAS) {
     progress(x.title);
-    extras.push({ title: x.title, command: `npm run ${SCRIPT_NAMES[x.script] ?? x.script} -- ${x.args.join(' ')}`, report: await runExtra(x.script, x.args) });
+    extras.push({ title: x.title, command: `npm run bench:${x.script} -- ${x.args.join(' ')}`, report: await runExtra(x.script, x.args) });
   }
 
   for (const c of cells) {

@@ -5,12 +5,12 @@
 import { newId } from '../domain/ids.js';
 import { legacyHashShape, storedHash } from '../domain/legacyHash.js';
 import { ApiError } from '../errors/apiError.js';
-import { apiNotFound, invalidInput, migrationNotFound, transportedError, type TransportedError } from '../errors/errors.js';
+import { apiNotFound, invalidInput, migrationNotFound, transportedError } from '../errors/errors.js';
 import { DEFAULT_BYTE_LENGTH } from '../schemas/keys.js';
 import { findApi } from '../store/apis.js';
 import { asStorageError, direct } from '../store/db.js';
 import { findMigration, hashTaken } from '../store/migrations.js';
-import type { StoreOpening } from '../workers/jobs.js';
+import type { PoolReply, StoreOpening } from '../workers/jobs.js';
 import { native } from '../engine/native.js';
 import { draftKey, insertKey, type NewKey, type NewKeyFields } from './newKey.js';
 
@@ -79,13 +79,11 @@ export interface ImportTask {
   nowMs: number;
 }
 
-export type ImportReply = { result: MigrateKeysResult } | { error: TransportedError };
-
 /**
  * The pool thread's entry (workers/jobs.ts `elsewhere`): drafts, then commits the call in one
  * transaction of its own. A refusal comes back as data; anything else is thrown (a 500).
  */
-export default function run(task: ImportTask): ImportReply {
+export default function run(task: ImportTask): PoolReply<MigrateKeysResult> {
   native.open(task.store.dataDir, false, 0, task.store.initialMapBytes, task.store.writeMap);
   try {
     const drafts = draftImport(task.input, task.workspaceId, task.nowMs);

@@ -114,7 +114,6 @@ export const queryRowsLimitExceeded = (rows: number, max: number): ApiError => n
 export const queryRowsReadExceeded = (rows: number, max: number): ApiError => new ApiError('query_rows_limit_exceeded', `The analytics query would go through about ${Math.round(rows)} rows, more than the ${max} a query may read (KEYWARD_ANALYTICS_MAX_ROWS_READ): narrow it by time or key space, read a rollup (key_verifications_per_day_v1 …), or join on a condition.`);
 export const queryQuotaExceeded = (perHour: number): ApiError => new ApiError('query_quota_exceeded', `This root key ran its ${perHour} analytics queries of this hour (KEYWARD_ANALYTICS_QUERIES_PER_HOUR); the quota starts again at the top of the hour.`);
 
-/** An ApiError the analytics worker built, rebuilt on the serving thread (it crossed a MessagePort as plain data). */
 /** A refusal as data (an ApiError does not cross a MessagePort or a pool thread's reply): rebuiltError makes it one again. */
 export interface TransportedError {
   readonly name: ErrorName;
@@ -126,6 +125,7 @@ export function transportedError(e: ApiError): TransportedError {
   return { name: e.errorName, detail: e.detail, ...(e.errors === undefined ? {} : { errors: e.errors }) };
 }
 
+/** An ApiError a worker built (the analytics worker, a pool thread), rebuilt on the serving thread. */
 export function rebuiltError(e: TransportedError): ApiError {
   return new ApiError(e.name, e.detail, e.errors === undefined ? {} : { errors: e.errors });
 }
