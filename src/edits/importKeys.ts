@@ -12,7 +12,8 @@ import { asStorageError, direct } from '../store/db.js';
 import { findMigration, hashTaken } from '../store/migrations.js';
 import type { PoolReply, StoreOpening } from '../workers/jobs.js';
 import { native } from '../engine/native.js';
-import { draftKey, insertKey, type NewKey, type NewKeyFields } from './newKey.js';
+import { draftKey, encodeEarly, insertEarlyKey, insertKey, type EarlyKey, type NewKey, type NewKeyFields } from './newKey.js';
+import type { PlannedIdentity } from '../store/identities.js';
 
 export interface MigrateKeysInput {
   migrationId: string;
@@ -25,11 +26,12 @@ export interface MigrateKeysResult {
   failed: string[];
 }
 
-/** A key of the call: the hash it came with, where it is stored, and its record. */
+/** A key of the call: the hash it came with, where it is stored, its record, and that encoded when it could be (newKey.ts encodeEarly). */
 interface Drafted {
   hash: string;
   at: Buffer;
   draft: NewKey;
+  early: EarlyKey | undefined;
 }
 
 /**
@@ -41,12 +43,14 @@ export function draftImport(input: MigrateKeysInput, workspaceId: string, nowMs:
   const migration = findMigration(workspaceId, input.migrationId);
   if (migration === undefined) throw migrationNotFound(input.migrationId);
   if (findApi(workspaceId, input.apiId) === undefined) throw apiNotFound(input.apiId);
+  const identities = new Map<string, PlannedIdentity>();
   return input.keys.map((k, i) => {
     const at = storedHash(migration.algorithm, migration.id, k.hash);
     if (at === undefined) throw invalidInput(`body.keys[${i}].hash`, `is not a hash of migration ${migration.id} (${migration.algorithm}): expected ${legacyHashShape(migration.algorithm)}`);
     // A reroll of a migrated key makes a keyward key of the default shape (16 bytes, no prefix).
     const identity = { id: newId('key', nowMs), apiId: input.apiId, workspaceId, hash: at.toString('base64'), start: '', byteLength: DEFAULT_BYTE_LENGTH };
-    return { hash: k.hash, at, draft: draftKey(identity, k, nowMs, `body.keys[${i}]`) };
+    const draft = draftKey(identity, k, nowMs, `body.keys[${i}]`);
+    return { hash: k.hash, at, draft, early: encodeEarly(draft, identities, nowMs) };
   });
 }
 
@@ -59,14 +63,14 @@ export function writeImport(workspaceId: string, apiId: string, drafts: readonly
   if (findApi(workspaceId, apiId) === undefined) throw apiNotFound(apiId);
   const result: MigrateKeysResult = { migrated: [], failed: [] };
   const taken = new Set<string>();
-  for (const { hash, at, draft } of drafts) {
+  for (const { hash, at, draft, early } of drafts) {
     const stored = draft.record.hash;
     if (taken.has(stored) || hashTaken(at)) {
       result.failed.push(hash);
       continue;
     }
     taken.add(stored);
-    insertKey(draft, 'found-or-created', nowMs);
+    if (early === undefined || !insertEarlyKey(early)) insertKey(draft, 'found-or-created', nowMs);
     result.migrated.push({ hash, keyId: draft.record.id });
   }
   return result;

@@ -16,10 +16,46 @@ export function insertIdentity(workspaceId: string, externalId: string, fields: 
   if (idxGet(IDX.identExt(workspaceId, externalId)) !== undefined) {
     throw identityExists(externalId);
   }
-  const record: IdentityRecord = { id: newId('id', nowMs), workspaceId, externalId, ratelimits: fields.ratelimits ?? [], createdAtMs: nowMs };
+  const record = newIdentity(workspaceId, externalId, nowMs, fields.ratelimits);
   if (fields.metaJson !== undefined) record.metaJson = fields.metaJson;
   putIdentity(record);
   return record;
+}
+
+function newIdentity(workspaceId: string, externalId: string, nowMs: number, ratelimits: RatelimitDef[] = []): IdentityRecord {
+  return { id: newId('id', nowMs), workspaceId, externalId, ratelimits, createdAtMs: nowMs };
+}
+
+/**
+ * The identity an externalId will have for a key drafted outside its transaction: the
+ * stored one, or a new one (`created`) to be written with the key. `holdIdentity` says, in
+ * the transaction, whether it still is. Not for externalIds that look like identity ids
+ * (findIdentity takes those as ids).
+ */
+export interface PlannedIdentity {
+  id: string;
+  externalId: string;
+  created?: IdentityRecord;
+}
+
+export function planIdentity(workspaceId: string, externalId: string, nowMs: number): PlannedIdentity {
+  const found = idxGet(IDX.identExt(workspaceId, externalId));
+  if (found !== undefined) return { id: found, externalId };
+  const created = newIdentity(workspaceId, externalId, nowMs);
+  return { id: created.id, externalId, created };
+}
+
+/**
+ * Inside the caller's transaction: whether the externalId still points at the planned
+ * identity, writing it when it was to be created and still is missing (a later key of the
+ * same plan then finds it written).
+ */
+export function holdIdentity(workspaceId: string, planned: PlannedIdentity): boolean {
+  const now = idxGet(IDX.identExt(workspaceId, planned.externalId));
+  if (now === planned.id) return true;
+  if (now !== undefined || planned.created === undefined) return false;
+  putIdentity(planned.created);
+  return true;
 }
 
 /** Writes an identity whose externalId is free in its workspace, and its indexes. */

@@ -3,7 +3,7 @@
 // its roles, permissions and identity.
 // Functions here run inside the caller's transaction unless they say otherwise.
 import { native, type CreditsTuple } from '../engine/native.js';
-import { getRecord, putRecord, putText } from './db.js';
+import { encode, getRecord, putText } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
 import { IDX, type ApiRecord, type KeyRecord } from './records.js';
 import { withoutGone } from './gone.js';
@@ -37,13 +37,17 @@ export function findKeyByPlaintext(workspaceId: string, plaintext: string): KeyR
   return visible(workspaceId, getRecord<KeyRecord>('key_records', keyHashBytes(plaintext)));
 }
 
-/** Writes the record and every index that mirrors it; `previous` is the stored version. */
-export function saveKey(written: KeyRecord, previous: KeyRecord | undefined): void {
+/**
+ * Writes the record and every index that mirrors it; `previous` is the stored version.
+ * `encoded`: the record as encode() makes it, when the caller encoded it ahead (outside the
+ * transaction, keys.migrateKeys).
+ */
+export function saveKey(written: KeyRecord, previous: KeyRecord | undefined, encoded?: Buffer): void {
   // A permission deleted but not yet taken off every key (store/gone.ts) is not written back.
   const permissions = withoutGone(written.workspaceId, written.permissions);
   const record = permissions === written.permissions ? written : { ...written, permissions: [...permissions] };
   const hash = Buffer.from(record.hash, 'base64');
-  putRecord('key_records', hash, record);
+  native.put('key_records', hash, record === written && encoded !== undefined ? encoded : encode(record));
   if (previous === undefined) {
     native.put('keys', record.id, hash);
     putText('api_keys', `${record.apiId}/${record.id}`, record.id);

@@ -60,7 +60,7 @@ const MOVED_PREFIX = 'migration_moved/';
 
 /** Whether a key was ever stored under `hash`: it is, or it was a placeholder whose key moved. */
 export function hashTaken(hash: Buffer): boolean {
-  return keyAtHash(hash) !== undefined || idxGet(movedEntry(hash)) !== undefined;
+  return native.get('key_records', hash) !== undefined || idxGet(movedEntry(hash)) !== undefined;
 }
 
 /** Moves a migrated key from its placeholder to keyward's own hash of the whole key. */

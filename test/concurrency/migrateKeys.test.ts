@@ -92,6 +92,29 @@ describe('concurrent keys.migrateKeys', () => {
     }
   });
 
+  it.each([1, 2, 3])('round %i: 8 calls, keys with only an externalId (drafted before the write, importKeys.ts) → one identity per externalId, every key on it', async () => {
+    const apiId = await createApi(srv());
+    const stem = uniq('cext');
+    const externalIds = [`${stem}.alice`, `${stem}.bob`, `${stem}.carol`];
+    // carol exists before the calls; alice and bob are new to every one of them.
+    const carolId = expectOk(await call(srv(), 'identities.createIdentity', { externalId: `${stem}.carol` })).identityId as string;
+    const keys = Array.from({ length: 8 }, () => Array.from({ length: 30 }, () => legacyKey()));
+    const bodies = keys.map((batch) => ({ migrationId, apiId, keys: batch.map((k, j) => ({ hash: sha256Hex(k), externalId: externalIds[j % 3], credits: { remaining: 3 } })) }));
+    const results = await concurrently(bodies);
+    const identities = await listAll('identities.listIdentities', stem);
+    expect(identities.map((x) => x.externalId).sort()).toEqual([...externalIds].sort());
+    const idOf = new Map(identities.map((x) => [x.externalId as string, x.id]));
+    expect(idOf.get(`${stem}.carol`)).toBe(carolId);
+    for (const [i, r] of results.entries()) {
+      expect(r.failed).toEqual([]);
+      for (const [j, m] of r.migrated.entries()) {
+        const externalId = externalIds[j % 3] as string;
+        const v = expectOk(await call(srv(), 'keys.verifyKey', { key: (keys[i] as string[])[j] }));
+        expect(v).toMatchObject({ valid: true, code: 'VALID', keyId: m.keyId, credits: 2, identity: { id: idOf.get(externalId), externalId } });
+      }
+    }
+  });
+
   it.each([1, 2, 3])('round %i: 8 calls with overlapping hashes → every hash migrated exactly once', async () => {
     const apiId = await createApi(srv());
     // 24 hashes; call i names hashes 2i … 2i+9 (mod 24): each hash is in 3 to 5 calls.

@@ -23,8 +23,8 @@ export async function createKey(input: CreateKeyInput, ctx: Ctx): Promise<{ keyI
   }
   const { key, start } = generateKey(input.prefix, input.byteLength);
   const keyId = newId('key', ctx.nowMs);
-  const identity = { id: keyId, apiId: input.apiId, workspaceId: ws, hash: keyHashBytes(key).toString('base64'), start, byteLength: input.byteLength };
-  const draft = draftKey(input.prefix === undefined ? identity : { ...identity, prefix: input.prefix }, input, ctx.nowMs);
+  const identity = { id: keyId, apiId: input.apiId, workspaceId: ws, hash: keyHashBytes(key).toString('base64'), start, byteLength: input.byteLength, prefix: input.prefix };
+  const draft = draftKey(identity, input, ctx.nowMs);
   if (input.recoverable && ctx.vaultKey !== undefined) draft.record.vault = seal(ctx.vaultKey, keyId, key);
   await ctx.transact(() => {
     if (findApi(ws, input.apiId) === undefined) throw apiNotFound(input.apiId);
