@@ -2,7 +2,7 @@
 // over HTTP, in batches, while verifications of keys already in the store run open-loop at a
 // fixed rate; the import's time and rate, and the verifications' latency in 5 s windows
 // during the import (measured from their scheduled send time, so a stall counts in full).
-//   npm run bench:migrate [-- --keys 1000000 --batch 500 --clients 2 --rate 2000]
+//   npm run bench:migrate [-- --keys 1000000 --batch 500 --clients 6 --rate 2000]
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
@@ -13,7 +13,7 @@ import { arg } from './lib/report.js';
 
 const total = arg('keys', 1_000_000);
 const batch = arg('batch', 500);
-const clients = arg('clients', 2);
+const clients = arg('clients', 6);
 const rate = arg('rate', 2_000);
 const presentKeys = arg('present', 10_000);
 const WINDOW_S = 5;
