@@ -69,6 +69,7 @@ exports! {
     c"close" => api::store::close,
     c"tables" => api::store::tables,
     c"get" => api::store::get,
+    c"getInto" => api::store::get_into,
     c"put" => api::store::put,
     c"del" => api::store::del,
     c"range" => api::store::range,

@@ -66,6 +66,12 @@ export interface NativeModule {
   /** The store's table names in id order (native/src/store: its one table list). */
   tables(): string[];
   get(table: Table, key: StoreKey): Buffer | undefined;
+  /**
+   * The value's length (-1 when absent), copied to the start of `out` when it fits (not
+   * copied when longer; an empty `out` asks only whether the key is there). `out` must not
+   * be the Buffer `key` is in.
+   */
+  getInto(table: Table, key: StoreKey, out: Buffer): number;
   put(table: Table, key: StoreKey, value: Buffer): void;
   del(table: Table, key: StoreKey): boolean;
   /** Ascending `start <= key < end`, at most `limit`, flat `[k0, v0, k1, v1, …]`. */
@@ -195,7 +201,7 @@ export type EventRows = [verifications: string, ratelimits: string, verification
 
 /** Every member of NativeModule, once: the compiler refuses a missing or an extra one. */
 const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
-  open: true, close: true, tables: true, get: true, put: true, del: true, range: true, rangePacked: true, eventsSet: true, eventsCounts: true, eventsRows: true, eventsTake: true, transaction: true, dryRun: true,
+  open: true, close: true, tables: true, get: true, getInto: true, put: true, del: true, range: true, rangePacked: true, eventsSet: true, eventsCounts: true, eventsRows: true, eventsTake: true, transaction: true, dryRun: true,
   sync: true, stats: true, warm: true, rootKeysVersion: true, creditsGet: true, creditsSet: true, creditsDelete: true,
   creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true, windowsDrain: true, windowsTake: true, windowsLearn: true, windowsRelease: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,

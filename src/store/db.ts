@@ -7,8 +7,9 @@ import type { Table } from '../engine/tables.js';
 import { storageFailure } from '../errors/errors.js';
 
 // Plain maps (no msgpackr record extension), so any msgpack reader, the Rust engine's
-// included, decodes what we write.
-const packr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: true, int64AsType: 'number' });
+// included, decodes what we write. copyBuffers: a binary field is copied out of what was
+// read, which may be the shared scratch below.
+const packr = new Packr({ useRecords: false, moreTypes: false, mapsAsObjects: true, int64AsType: 'number', copyBuffers: true });
 
 export function encode(value: unknown): Buffer {
   return packr.pack(value);
@@ -18,16 +19,44 @@ export function decode<T>(buf: Buffer): T {
   return packr.unpack(buf) as T;
 }
 
+// Reads land in one scratch Buffer of this thread (native.getInto) instead of a new Buffer per
+// value: making a Buffer in native code costs several times the lookup itself. What `read`
+// leaves in the scratch is valid until the next read on this thread: decode or copy it first.
+let scratch = Buffer.allocUnsafe(64 * 1024);
+const NOTHING = Buffer.alloc(0);
+
+/** The value's length, its bytes at the start of `scratch`; -1 when absent. */
+function read(table: Table, key: StoreKey): number {
+  for (;;) {
+    const n = native.getInto(table, key, scratch);
+    if (n <= scratch.length) return n;
+    // Longer than the scratch (outside a transaction it may change between two reads: read again).
+    scratch = Buffer.allocUnsafe(Math.max(n, scratch.length * 2));
+  }
+}
+
+/** Whether `key` is in `table` (nothing is copied). */
+export function has(table: Table, key: StoreKey): boolean {
+  return native.getInto(table, key, NOTHING) >= 0;
+}
+
+/** The value as a Buffer of its own (kept after later reads), or undefined when absent. */
+export function getBytes(table: Table, key: StoreKey): Buffer | undefined {
+  const n = read(table, key);
+  return n < 0 ? undefined : Buffer.from(scratch.subarray(0, n));
+}
+
 export function getRecord<T>(table: Table, key: StoreKey): T | undefined {
-  const buf = native.get(table, key);
-  return buf === undefined ? undefined : decode<T>(buf);
+  const n = read(table, key);
+  // unpack(buffer, end): decoded from the scratch's start, without a view made of it.
+  return n < 0 ? undefined : (packr.unpack(scratch, n) as T);
 }
 
 /** An 8-byte float value (counters such as the root-key version), undefined when absent. */
 export function getNumber(table: Table, key: StoreKey): number | undefined {
-  const buf = native.get(table, key);
-  if (buf === undefined) return undefined;
-  return buf.length === 8 ? buf.readDoubleLE(0) : Number(buf.toString('latin1')) || 0;
+  const n = read(table, key);
+  if (n < 0) return undefined;
+  return n === 8 ? scratch.readDoubleLE(0) : Number(scratch.toString('latin1', 0, n)) || 0;
 }
 
 export function putNumber(table: Table, key: StoreKey, value: number): void {
@@ -45,7 +74,8 @@ export function delRecord(table: Table, key: StoreKey): boolean {
 }
 
 export function getText(table: Table, key: StoreKey): string | undefined {
-  return native.get(table, key)?.toString('utf8');
+  const n = read(table, key);
+  return n < 0 ? undefined : scratch.toString('utf8', 0, n);
 }
 
 export function putText(table: Table, key: StoreKey, value: string): void {
@@ -55,31 +85,33 @@ export function putText(table: Table, key: StoreKey, value: string): void {
 /** Entries with `prefix` ≤ key < prefix + U+FFFF… in key order, starting at `from` (inclusive). */
 export function scanPrefix(table: Table, prefix: string, from: string | undefined, limit: number): { key: string; value: Buffer }[] {
   const start = from !== undefined && from > prefix ? from : prefix;
-  const flat = native.range(table, start, prefixEnd(prefix), limit);
-  const out: { key: string; value: Buffer }[] = [];
-  for (let i = 0; i + 1 < flat.length; i += 2) out.push({ key: (flat[i] as Buffer).toString('utf8'), value: flat[i + 1] as Buffer });
-  return out;
+  return packedEntries(native.rangePacked(table, start, prefixEnd(prefix), limit)).map(([key, value]) => ({ key: key.toString('utf8'), value }));
 }
 
 /**
- * Every entry of `table` in key order, `page` entries per native read. Each page comes as one
- * Buffer (rangePacked) that key and value are views into: a Buffer per key and value made by
- * native costs more than most uses of them (a whole-table walk).
+ * The entries of a rangePacked read, `[u32 LE key length][key][u32 LE value length][value]`
+ * each, as views into it: one Buffer made by native per read, not one per key and value
+ * (which costs more than most uses of them).
  */
+function packedEntries(packed: Buffer): [key: Buffer, value: Buffer][] {
+  const out: [Buffer, Buffer][] = [];
+  for (let at = 0; at < packed.length; ) {
+    const keyEnd = at + 4 + packed.readUInt32LE(at);
+    const valueEnd = keyEnd + 4 + packed.readUInt32LE(keyEnd);
+    out.push([packed.subarray(at + 4, keyEnd), packed.subarray(keyEnd + 4, valueEnd)]);
+    at = valueEnd;
+  }
+  return out;
+}
+
+/** Every entry of `table` in key order, `page` entries per native read (packedEntries). */
 export function* tableEntries(table: Table, page: number): Generator<[key: Buffer, value: Buffer]> {
   for (let from: Buffer = Buffer.alloc(0); ; ) {
-    const packed = native.rangePacked(table, from, null, page);
-    let count = 0;
-    let key = from;
-    for (let at = 0; at < packed.length; count++) {
-      const keyEnd = at + 4 + packed.readUInt32LE(at);
-      key = packed.subarray(at + 4, keyEnd);
-      const valueEnd = keyEnd + 4 + packed.readUInt32LE(keyEnd);
-      yield [key, packed.subarray(keyEnd + 4, valueEnd)];
-      at = valueEnd;
-    }
-    if (count < page) return;
-    from = Buffer.concat([key, Buffer.from([0])]);
+    const entries = packedEntries(native.rangePacked(table, from, null, page));
+    yield* entries;
+    const last = entries[entries.length - 1];
+    if (entries.length < page || last === undefined) return;
+    from = Buffer.concat([last[0], Buffer.from([0])]);
   }
 }
 

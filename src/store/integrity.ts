@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../engine/native.js';
 import type { Table } from '../engine/tables.js';
-import { decode, tableEntries } from './db.js';
+import { decode, has, tableEntries } from './db.js';
 import type { ApiRecord, KeyRecord, RootKeyRecord } from './records.js';
 
 /** The store's data file in its data dir (LMDB's name for it). */
@@ -93,7 +93,7 @@ const CHECKS: readonly [Table, Check][] = [
     (key, value) => {
       const api = record<ApiRecord>(value);
       if (api === undefined) return 'does not decode as a record';
-      return native.get('workspaces', api.workspaceId) === undefined ? missing('apis', key, value, `names workspace ${api.workspaceId}, which is missing`) : undefined;
+      return !has('workspaces', api.workspaceId) ? missing('apis', key, value, `names workspace ${api.workspaceId}, which is missing`) : undefined;
     },
   ],
   [
@@ -101,11 +101,11 @@ const CHECKS: readonly [Table, Check][] = [
     (key, value) => {
       const rk = record<RootKeyRecord>(value);
       if (rk === undefined) return 'does not decode as a record';
-      if (native.get('workspaces', rk.workspaceId) === undefined) return missing('root_keys', key, value, `names workspace ${rk.workspaceId}, which is missing`);
+      if (!has('workspaces', rk.workspaceId)) return missing('root_keys', key, value, `names workspace ${rk.workspaceId}, which is missing`);
       return text(native.get('root_key_hashes', rk.hash)) !== rk.id ? missing('root_keys', key, value, 'has no hash entry naming it') : undefined;
     },
   ],
-  ['root_key_hashes', (key, value) => (native.get('root_keys', value.toString('utf8')) === undefined ? missing('root_key_hashes', key, value, `names root key ${value.toString('utf8')}, which is missing`) : undefined)],
+  ['root_key_hashes', (key, value) => (!has('root_keys', value.toString('utf8')) ? missing('root_key_hashes', key, value, `names root key ${value.toString('utf8')}, which is missing`) : undefined)],
   [
     'keys',
     (key, value) => {
@@ -120,11 +120,11 @@ const CHECKS: readonly [Table, Check][] = [
       const k = record<KeyRecord>(value);
       if (k === undefined) return 'does not decode as a record';
       if (!native.get('keys', k.id)?.equals(key)) return missing('key_records', key, value, `is key ${k.id}, whose id entry is missing or names another hash`);
-      if (native.get('apis', k.apiId) === undefined) return missing('key_records', key, value, `is key ${k.id} of API ${k.apiId}, which is missing`);
-      return native.get('api_keys', `${k.apiId}/${k.id}`) === undefined ? missing('key_records', key, value, `is key ${k.id}, missing from its API's listing`) : undefined;
+      if (!has('apis', k.apiId)) return missing('key_records', key, value, `is key ${k.id} of API ${k.apiId}, which is missing`);
+      return !has('api_keys', `${k.apiId}/${k.id}`) ? missing('key_records', key, value, `is key ${k.id}, missing from its API's listing`) : undefined;
     },
   ],
-  ['api_keys', (key, value) => (native.get('keys', value.toString('utf8')) === undefined ? missing('api_keys', key, value, `lists key ${value.toString('utf8')}, which is missing`) : undefined)],
+  ['api_keys', (key, value) => (!has('keys', value.toString('utf8')) ? missing('api_keys', key, value, `lists key ${value.toString('utf8')}, which is missing`) : undefined)],
 ];
 
 const show = (key: Buffer): string => (/^[\x20-\x7e]*$/.test(key.toString('latin1')) ? key.toString('latin1') : key.toString('base64'));

@@ -3,7 +3,7 @@
 // its roles, permissions and identity.
 // Functions here run inside the caller's transaction unless they say otherwise.
 import { native, type CreditsTuple } from '../engine/native.js';
-import { encode, getRecord, putText } from './db.js';
+import { encode, getBytes, getRecord, putText } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
 import { IDX, type ApiRecord, type KeyRecord } from './records.js';
 import { withoutGone } from './gone.js';
@@ -18,7 +18,7 @@ export function keyHashBytes(key: string): Buffer {
 
 /** The stored record of a key id, whatever its workspace or API (callers check those). */
 export function getKeyRecord(keyId: string): KeyRecord | undefined {
-  const hash = native.get('keys', keyId);
+  const hash = getBytes('keys', keyId);
   return hash === undefined ? undefined : getRecord<KeyRecord>('key_records', hash);
 }
 

@@ -6,8 +6,8 @@
 import { newId } from '../domain/ids.js';
 import type { MigrationAlgorithm } from '../domain/legacyHash.js';
 import { native } from '../engine/native.js';
-import { decode, getRecord, putRecord, scanPrefixAll } from './db.js';
-import { idxGet, idxPut } from './indexes.js';
+import { decode, getRecord, has, putRecord, scanPrefixAll } from './db.js';
+import { idxPut } from './indexes.js';
 import { saveKey } from './keys.js';
 import type { KeyRecord } from './records.js';
 
@@ -60,7 +60,7 @@ const MOVED_PREFIX = 'migration_moved/';
 
 /** Whether a key was ever stored under `hash`: it is, or it was a placeholder whose key moved. */
 export function hashTaken(hash: Buffer): boolean {
-  return native.get('key_records', hash) !== undefined || idxGet(movedEntry(hash)) !== undefined;
+  return has('key_records', hash) || has('indexes', movedEntry(hash));
 }
 
 /** Moves a migrated key from its placeholder to keyward's own hash of the whole key. */

@@ -21,6 +21,7 @@ interface NativeStore {
   open(dir: string, durabilityDisk: boolean, syncIntervalMs: number, initialMapBytes: number): void;
   close(): void;
   get(table: string, key: Key): Buffer | undefined;
+  getInto(table: string, key: Key, out: Buffer): number;
   put(table: string, key: Key, value: Buffer): void;
   del(table: string, key: Key): boolean;
   range(table: string, start: Key, end: Key | null, limit: number): Buffer[];
@@ -101,6 +102,26 @@ describe('get / put / del / range', () => {
     });
     expect(native.get('credits', Buffer.from([0, 1]))).toEqual(binary);
     expect(native.get('credits', 'empty')).toEqual(Buffer.alloc(0));
+  });
+
+  it('getInto: the length, the bytes copied when they fit, not copied when longer; -1 when absent; presence with an empty Buffer', () => {
+    native.transaction(() => {
+      native.put('apis', 'five', Buffer.from('12345'));
+      native.put('apis', 'none', Buffer.alloc(0));
+    });
+    const out = Buffer.alloc(8, 0x2e);
+    expect(native.getInto('apis', 'five', out)).toBe(5);
+    expect(out.toString()).toBe('12345...');
+    const short = Buffer.alloc(3, 0x2e);
+    expect(native.getInto('apis', Buffer.from('five'), short)).toBe(5);
+    expect(short.toString()).toBe('...');
+    expect(native.getInto('apis', 'five', Buffer.alloc(0))).toBe(5);
+    expect(native.getInto('apis', 'none', Buffer.alloc(0))).toBe(0);
+    expect(native.getInto('apis', 'missing', out)).toBe(-1);
+    // Inside a transaction: its own writes.
+    expect(native.transaction(() => (native.put('apis', 'six', Buffer.from('abcdef')), native.getInto('apis', 'six', out)))).toBe(6);
+    expect(out.subarray(0, 6).toString()).toBe('abcdef');
+    expect(codeOf(() => loose.getInto?.('apis', 'five', 'not a buffer'))).toBe('STORE_BAD_ARGUMENT');
   });
 
   it('ranges ascending, start-inclusive, end-exclusive, limited, flat [k, v, …]', () => {

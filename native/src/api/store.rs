@@ -90,6 +90,28 @@ pub fn get(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
     Ok(value?)
 }
 
+/// getInto(table, key, out: Buffer): number — the value's length, -1 when absent. The value
+/// is copied to the start of `out` when it fits; a longer one is not copied (the caller reads
+/// it with `get`), and an empty `out` asks only whether the key is there. No Buffer is made,
+/// which is most of what `get` costs (V8's backing-store allocation and its sweeping). `out`
+/// must not be the Buffer `key` is passed in.
+pub fn get_into(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
+    let table = table_arg(env, args[0])?;
+    let mut stack = [0u8; KEY_STACK];
+    let key = bytes_arg(env, args[1], &mut stack, "key")?;
+    let out = buffer_mut_arg(env, args[2], "out")?;
+    let len = store::get(table, key, |v| match v {
+        Some(bytes) => {
+            if let Some(into) = out.get_mut(..bytes.len()) {
+                into.copy_from_slice(bytes);
+            }
+            bytes.len() as f64
+        }
+        None => -1.0,
+    })?;
+    Ok(env.double(len)?)
+}
+
 /// put(table, key, value: Buffer): void — only inside transaction().
 pub fn put(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
     let table = table_arg(env, args[0])?;
