@@ -1,11 +1,16 @@
 // The `indexes` table (layout in records.ts): string keys, values an id or empty.
 import { native } from '../engine/native.js';
-import { getText, scanPrefix, scanPrefixAll } from './db.js';
+import { getText, has, scanPrefix, scanPrefixAll } from './db.js';
 
 const EMPTY = Buffer.alloc(0);
 
 export function idxGet(key: string): string | undefined {
   return getText('indexes', key);
+}
+
+/** Whether the entry is there (nothing is read out). */
+export function idxHas(key: string): boolean {
+  return has('indexes', key);
 }
 
 export function idxPut(key: string, value = ''): void {

@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { native } from '../engine/native.js';
 import type { Table } from '../engine/tables.js';
-import { decode, has, tableEntries } from './db.js';
+import { decode, getBytes, getText, has, tableEntries } from './db.js';
 import type { ApiRecord, KeyRecord, RootKeyRecord } from './records.js';
 
 /** The store's data file in its data dir (LMDB's name for it). */
@@ -61,8 +61,6 @@ export function checkPages(dir: string, budgetMs: number): PagesReport {
 
 type Check = (key: Buffer, value: Buffer) => string | undefined;
 
-const text = (b: Buffer | undefined): string | undefined => b?.toString('utf8');
-
 function record<T extends { id?: unknown }>(value: Buffer): T | undefined {
   try {
     const v = decode<T>(value);
@@ -74,8 +72,7 @@ function record<T extends { id?: unknown }>(value: Buffer): T | undefined {
 
 /** A record that names something missing, unless it changed meanwhile (read again). */
 function missing(table: Table, key: Buffer, value: Buffer, what: string): string | undefined {
-  const now = native.get(table, key);
-  return now !== undefined && now.equals(value) ? what : undefined;
+  return getBytes(table, key)?.equals(value) === true ? what : undefined;
 }
 
 const decodes: Check = (key, value) => (record(value) === undefined ? `does not decode as a record` : undefined);
@@ -102,14 +99,14 @@ const CHECKS: readonly [Table, Check][] = [
       const rk = record<RootKeyRecord>(value);
       if (rk === undefined) return 'does not decode as a record';
       if (!has('workspaces', rk.workspaceId)) return missing('root_keys', key, value, `names workspace ${rk.workspaceId}, which is missing`);
-      return text(native.get('root_key_hashes', rk.hash)) !== rk.id ? missing('root_keys', key, value, 'has no hash entry naming it') : undefined;
+      return getText('root_key_hashes', rk.hash) !== rk.id ? missing('root_keys', key, value, 'has no hash entry naming it') : undefined;
     },
   ],
   ['root_key_hashes', (key, value) => (!has('root_keys', value.toString('utf8')) ? missing('root_key_hashes', key, value, `names root key ${value.toString('utf8')}, which is missing`) : undefined)],
   [
     'keys',
     (key, value) => {
-      const rec = native.get('key_records', value);
+      const rec = getBytes('key_records', value);
       if (rec === undefined) return missing('keys', key, value, 'names a key record that is missing');
       return record<KeyRecord>(rec)?.id !== key.toString('utf8') ? missing('keys', key, value, 'names a key record of another id') : undefined;
     },
@@ -119,7 +116,7 @@ const CHECKS: readonly [Table, Check][] = [
     (key, value) => {
       const k = record<KeyRecord>(value);
       if (k === undefined) return 'does not decode as a record';
-      if (!native.get('keys', k.id)?.equals(key)) return missing('key_records', key, value, `is key ${k.id}, whose id entry is missing or names another hash`);
+      if (getBytes('keys', k.id)?.equals(key) !== true) return missing('key_records', key, value, `is key ${k.id}, whose id entry is missing or names another hash`);
       if (!has('apis', k.apiId)) return missing('key_records', key, value, `is key ${k.id} of API ${k.apiId}, which is missing`);
       return !has('api_keys', `${k.apiId}/${k.id}`) ? missing('key_records', key, value, `is key ${k.id}, missing from its API's listing`) : undefined;
     },

@@ -7,7 +7,7 @@ import { newId } from '../domain/ids.js';
 import type { MigrationAlgorithm } from '../domain/legacyHash.js';
 import { native } from '../engine/native.js';
 import { decode, getRecord, has, putRecord, scanPrefixAll } from './db.js';
-import { idxPut } from './indexes.js';
+import { idxHas, idxPut } from './indexes.js';
 import { saveKey } from './keys.js';
 import type { KeyRecord } from './records.js';
 
@@ -60,7 +60,7 @@ const MOVED_PREFIX = 'migration_moved/';
 
 /** Whether a key was ever stored under `hash`: it is, or it was a placeholder whose key moved. */
 export function hashTaken(hash: Buffer): boolean {
-  return has('key_records', hash) || has('indexes', movedEntry(hash));
+  return has('key_records', hash) || idxHas(movedEntry(hash));
 }
 
 /** Moves a migrated key from its placeholder to keyward's own hash of the whole key. */

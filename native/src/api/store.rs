@@ -92,7 +92,7 @@ pub fn get(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
 
 /// getInto(table, key, out: Buffer): number — the value's length, -1 when absent. The value
 /// is copied to the start of `out` when it fits; a longer one is not copied (the caller reads
-/// it with `get`), and an empty `out` asks only whether the key is there. No Buffer is made,
+/// it again into a larger `out`), and an empty `out` asks only whether the key is there. No Buffer is made,
 /// which is most of what `get` costs (V8's backing-store allocation and its sweeping). `out`
 /// must not be the Buffer `key` is passed in.
 pub fn get_into(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
