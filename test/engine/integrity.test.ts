@@ -36,7 +36,7 @@ describe('checkRecords', () => {
       native.put('keys', 'key_4', hash(1));
       putText('api_keys', 'api_1/key_5', 'key_5');
     });
-    expect(checkRecords(0).problems.sort()).toEqual(
+    expect([...checkRecords(0).problems].sort()).toEqual(
       [
         'apis api_2: names workspace ws_gone, which is missing',
         'root_keys rk_2: has no hash entry naming it',
