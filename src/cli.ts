@@ -214,7 +214,10 @@ export async function main(argv: string[]): Promise<number> {
     const [workspace] = takeOption(args, '--workspace');
     const [algorithm] = takeOption(args, '--algorithm');
     if (workspace === undefined) throw new UsageError('migrations create needs --workspace <id>');
-    if (algorithm === undefined || !isMigrationAlgorithm(algorithm)) throw new UsageError(`migrations create needs --algorithm <name>, one of ${MIGRATION_ALGORITHMS.join(', ')}`);
+    if (algorithm === undefined || !isMigrationAlgorithm(algorithm)) {
+      const given = algorithm === undefined ? '' : ` (${JSON.stringify(algorithm)} is none of them)`;
+      throw new UsageError(`migrations create needs --algorithm <name>, one of ${MIGRATION_ALGORITHMS.join(', ')}${given}`);
+    }
     noMoreArguments(args);
     await withStore(async (w) => {
       const record = await w.transact(() => {

@@ -39,10 +39,17 @@ export function storedHash(algorithm: MigrationAlgorithm, migrationId: string, l
   return algorithm === 'sha256' ? digest : placeholder(migrationId, digest);
 }
 
-/** The placeholder a presented key would be found under, for algorithms that need a rehash. */
-export function placeholderOfKey(migrationId: string, key: string): Buffer {
-  const longToken = key.slice(key.lastIndexOf('_') + 1);
-  return placeholder(migrationId, createHash('sha256').update(longToken).digest());
+/**
+ * The placeholder a presented key would be found under, for algorithms that need a rehash;
+ * undefined for a key not of the library's shape, `<prefix>_<short token>_<long token>` (no
+ * part empty), which no migrated key of it can be. Only the long token is checked against
+ * the hash (the library's hash covers nothing else), so the first key of that shape with
+ * the right long token becomes the migrated key (docs/moving-in.md, "Seam-style keys").
+ */
+export function placeholderOfKey(migrationId: string, key: string): Buffer | undefined {
+  const parts = key.split('_');
+  if (parts.length < 3 || parts.some((part) => part === '')) return undefined;
+  return placeholder(migrationId, createHash('sha256').update(parts[parts.length - 1] as string).digest());
 }
 
 /** A digest over a domain tag, the migration id and the legacy digest: never a key's SHA-256. */

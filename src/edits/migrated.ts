@@ -20,6 +20,7 @@ export function moveMigratedKey(migrationId: string, key: string, ctx: Ctx): Pro
   const own = keyHashBytes(key);
   if (keyAtHash(own) !== undefined) return undefined;
   const placeholder = placeholderOfKey(migration.id, key);
+  if (placeholder === undefined) return undefined;
   const pending = keyAtHash(placeholder);
   // Only a root key that may verify the key moves it (others are answered NOT_FOUND as usual).
   if (pending?.workspaceId !== ws || !ctx.principal.can('apis', pending.apiId, 'verify_key')) return undefined;

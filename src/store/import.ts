@@ -12,7 +12,7 @@
 // A record is written with the store's own functions (saveKey, putPermission, …), which write
 // the indexes that go with it; a key's credits as exported (a due refill applies on their next
 // read, as it would have). A key already in the store keeps its own credits.
-import { createReadStream, existsSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { AsyncWriter } from './db.js';
 import { getRecord, getText, putRecord } from './db.js';
@@ -143,6 +143,7 @@ function stateOf(line: RecordLine): 'new' | 'same' | string {
 /** The file's lines with their numbers (from 1). */
 async function* lines(path: string): AsyncGenerator<[number, string]> {
   if (!existsSync(path)) throw new TransferError(`${path} does not exist`);
+  if (!statSync(path).isFile()) throw new TransferError(`${path} is not a file: name the file keyward export wrote`);
   let no = 0;
   for await (const text of createInterface({ input: createReadStream(path), crlfDelay: Infinity })) yield [++no, text];
 }

@@ -112,6 +112,7 @@ describe('migrations: errors', () => {
     const res = await cli(['migrations', 'create', '--workspace', ws, '--algorithm', 'bcrypt'], dir);
     expect(res.code).toBe(2);
     for (const a of ALGORITHMS) expect(res.stderr).toContain(a);
+    expect(res.stderr).toContain('"bcrypt" is none of them');
   });
 
   it('list with an extra argument → exit code 2', async () => {

@@ -278,6 +278,10 @@ describe('keyward import', () => {
     const missing = await cli(['import', '/nonexistent/export.jsonl'], tempDir());
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('/nonexistent/export.jsonl does not exist');
+    const dir = tempDir();
+    const directory = await cli(['import', dir], tempDir());
+    expect(directory.code).toBe(1);
+    expect(directory.stderr).toContain(`${dir} is not a file`);
   });
 });
 

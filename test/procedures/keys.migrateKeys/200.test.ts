@@ -264,6 +264,19 @@ describe('keys.migrateKeys 200: each algorithm verifies', () => {
     expect(await verify(srv(), seam.key, { migrationId: mig })).toMatchObject({ valid: true, code: 'VALID', keyId });
   });
 
+  it('seamapi: the right long token in a key not of the library shape (<prefix>_<short>_<long>) is NOT_FOUND and moves nothing', async () => {
+    const apiId = await createApi(srv());
+    const mig = newMigration(srv(), 'github.com/seamapi/prefixed-api-key');
+    const seam = seamKey();
+    const keyId = await migrateOne(mig, apiId, { hash: seam.hash });
+    const short = seam.key.split('_')[1] as string;
+    for (const malformed of [seam.longToken, `_${seam.longToken}`, `mycompany_${seam.longToken}`, `mycompany__${seam.longToken}`, `_${short}_${seam.longToken}`]) {
+      expect(await verify(srv(), malformed, { migrationId: mig })).toEqual({ valid: false, code: 'NOT_FOUND' });
+    }
+    expect((await getKey(srv(), keyId)).start).toBe('');
+    expect(await verify(srv(), seam.key, { migrationId: mig })).toMatchObject({ valid: true, code: 'VALID', keyId });
+  });
+
   it('seamapi: a pending key is not found through another migration of the workspace', async () => {
     const apiId = await createApi(srv());
     const mig = newMigration(srv(), 'github.com/seamapi/prefixed-api-key');
