@@ -79,12 +79,15 @@ pub fn record(e: &Event<'_>) {
     json::raw(line, ",\"p\":");
     line.extend_from_slice(e.reply);
     json::raw(line, "}\n");
+    // Counted in rows, as the tables keep them and the worker counts what it wrote: a
+    // multiLimit's limits (its subject's namespace ids) are one each.
+    let rows = if e.kind == MULTI_LIMIT { 1 + e.subject.iter().filter(|&&b| b == b'\n').count() as u64 } else { 1 };
     if !on() || buf.len() > CAPACITY.load(Ordering::Relaxed) {
         buf.truncate(start);
-        DROPPED.fetch_add(1, Ordering::Relaxed);
+        DROPPED.fetch_add(rows, Ordering::Relaxed);
         return;
     }
-    RECORDED.fetch_add(1, Ordering::Relaxed);
+    RECORDED.fetch_add(rows, Ordering::Relaxed);
 }
 
 /// The drained buffer of the last `take`: it and the buffer trade places at each take, so
@@ -111,7 +114,7 @@ pub fn drain() -> Vec<u8> {
     take(<[u8]>::to_vec)
 }
 
-/// Events recorded and dropped since the process started, and the bytes waiting.
+/// Events (rows: a multiLimit's limits one each) recorded and dropped since the process started, and the bytes waiting.
 pub fn counts() -> (u64, u64, usize) {
     let waiting = BUFFER.lock().unwrap_or_else(|p| p.into_inner()).len();
     (RECORDED.load(Ordering::Relaxed), DROPPED.load(Ordering::Relaxed), waiting)
@@ -137,6 +140,10 @@ mod tests {
         assert_eq!(counts().1, dropped_before + 1, "beyond the capacity: dropped and counted");
         assert_eq!(String::from_utf8(drain()).unwrap(), line);
         assert!(drain().is_empty());
+        let (recorded_before, _, _) = counts();
+        record(&Event { kind: MULTI_LIMIT, subject: b"ns_a\nns_b\nns_c", ..event(b"{}") });
+        assert_eq!(counts().0, recorded_before + 3, "a multiLimit's limits are one row each");
+        drain();
         set(0);
         record(&event(b"{}"));
         assert!(drain().is_empty(), "off: nothing recorded");

@@ -101,6 +101,9 @@ pub struct Scratch {
     /// What the call decided about, for its analytics event (events.rs): the verified key's
     /// API, or the namespace ids of a limit. Set by the call; `answer` empties it first.
     pub subject: Vec<u8>,
+    /// The credits the answer spent (a VALID verification of a key with credits), for
+    /// /metrics (decisions.rs). Set by the call; `answer` zeroes it first.
+    pub spent: i64,
 }
 
 impl Scratch {
@@ -174,7 +177,7 @@ impl Scratch {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: Vec::with_capacity(1024), puts: Puts::default(), need: Vec::new(), paid_used: false, admitted: Vec::new(), sync: Vec::new(), head: Vec::with_capacity(64), request_id: Vec::with_capacity(32), subject: Vec::with_capacity(32) });
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch { out: Vec::with_capacity(1024), puts: Puts::default(), need: Vec::new(), paid_used: false, admitted: Vec::new(), sync: Vec::new(), head: Vec::with_capacity(64), request_id: Vec::with_capacity(32), subject: Vec::with_capacity(32), spent: 0 });
 }
 
 /// Runs `f` with this thread's scratch buffers. Hot calls do not nest (no JS runs inside

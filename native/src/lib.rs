@@ -20,6 +20,7 @@ mod body;
 mod context;
 mod ffi;
 mod credits;
+mod decisions;
 mod event_rows;
 mod events;
 mod migrate;
@@ -76,6 +77,7 @@ exports! {
     c"rangePacked" => api::store::range_packed,
     c"eventsSet" => api::events::events_set,
     c"eventsCounts" => api::events::events_counts,
+    c"decisionCounts" => api::events::decision_counts,
     c"eventsRows" => api::events::events_rows,
     c"eventsTake" => api::events::events_take,
     c"transaction" => api::store::transaction,

@@ -416,6 +416,8 @@ fn evaluate(v: &View<'_>, req: &Request<'_>, hash: &[u8; 32], cache: &CacheUse<'
             scratch.admitted.push(Admitted { key: c.window, seq: c.decision.next.seq, duration_ms: c.decision.next.duration_ms, limit: c.def.limit, cost: c.cost, admission: c.admission });
         }
     }
+    // Spent: the cost, by a key with credits (a balance), as analytics counts spent_credits.
+    scratch.spent = if balance.is_some() { req.cost.unwrap_or(1) } else { 0 };
     reply.json(out, "VALID", balance, Some((&checks, true)));
     // Such an answer changed nothing (no credits, no window), so it can be given again for as
     // long as the records it was read from stay.

@@ -337,7 +337,8 @@ function asTimestamp(x: Typed): Node {
 function fromSeconds(x: Typed, fraction: boolean): Node {
   switch (x.ty) {
     case 'number':
-      return fn('make_timestamp', cast(fn('*', fraction ? x.node : fn('trunc', x.node), int(1_000_000)), 'BIGINT'));
+      // Widened before the multiplication: a literal of seconds (1700000000) is an INTEGER, whose product overflows.
+      return fn('make_timestamp', fraction ? cast(fn('*', cast(x.node, 'DOUBLE'), int(1_000_000)), 'BIGINT') : fn('*', cast(fn('trunc', x.node), 'BIGINT'), int(1_000_000)));
     case 'ms':
       return fn('epoch_ms', x.node);
     case 'timestamp':

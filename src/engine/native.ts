@@ -83,6 +83,8 @@ export interface NativeModule {
   eventsSet(capacityBytes: number): void;
   /** [recorded, dropped, bytes waiting] since the process started. */
   eventsCounts(): [recorded: number, dropped: number, waitingBytes: number];
+  /** The hot calls' decisions since the process started (native/src/decisions.rs): verifications by outcome in VERIFY_OUTCOMES' order, then limits passed, limits refused (a multiLimit's limits one each), credits spent. */
+  decisionCounts(): number[];
   /** The rows of a batch of event lines as the analytics tables keep them (native/src/event_rows.rs). */
   eventsRows(lines: Buffer): EventRows;
   /** The rows of every buffered event (the buffer starts again empty). */
@@ -197,11 +199,14 @@ export interface NativeModule {
 }
 
 /** Analytics events as rows: verifications and rate-limit decisions (tab-separated lines), how many of each, lines that gave none, and the earliest time of a row (Infinity: none). */
+/** keys.verifyKey's codes in the order decisionCounts reports them (native/src/decisions.rs OUTCOMES). */
+export const VERIFY_OUTCOMES = ['VALID', 'NOT_FOUND', 'DISABLED', 'EXPIRED', 'INSUFFICIENT_PERMISSIONS', 'RATE_LIMITED', 'USAGE_EXCEEDED'] as const;
+
 export type EventRows = [verifications: string, ratelimits: string, verificationRows: number, ratelimitRows: number, unread: number, minTimeMs: number];
 
 /** Every member of NativeModule, once: the compiler refuses a missing or an extra one. */
 const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
-  open: true, close: true, tables: true, get: true, getInto: true, put: true, del: true, range: true, rangePacked: true, eventsSet: true, eventsCounts: true, eventsRows: true, eventsTake: true, transaction: true, dryRun: true,
+  open: true, close: true, tables: true, get: true, getInto: true, put: true, del: true, range: true, rangePacked: true, eventsSet: true, eventsCounts: true, decisionCounts: true, eventsRows: true, eventsTake: true, transaction: true, dryRun: true,
   sync: true, stats: true, warm: true, rootKeysVersion: true, creditsGet: true, creditsSet: true, creditsDelete: true,
   creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true, windowsDrain: true, windowsTake: true, windowsLearn: true, windowsRelease: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,

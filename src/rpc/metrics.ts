@@ -6,12 +6,14 @@
 //   the request up to its reply: time spent queued behind other work on the thread is not in it)
 //   keyward_store_used_bytes / keyward_store_map_bytes / keyward_store_entries
 //   keyward_verify_cache_hits_total / keyward_verify_cache_misses_total
+//   keyward_verifications_total{outcome} / keyward_ratelimit_decisions_total{passed} /
+//   keyward_credits_spent_total (counted by the engine: native/src/decisions.rs)
 //   keyward_accept_paused_total / keyward_descriptors_limit (http/uws.ts pauses accepting
 //   when the process runs short of descriptors)
 // Counters are float64: exact up to 2^53 requests.
 import { dataDirFreeBytes } from '../errors/space.js';
 import { BUCKETS_S } from '../domain/histogram.js';
-import type { StoreStats } from '../engine/native.js';
+import { native, VERIFY_OUTCOMES, type StoreStats } from '../engine/native.js';
 
 const STATUSES = [200, 400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 415, 422, 429, 500, 501, 503, 507] as const;
 /** Status code → its slot (STATUSES.length for any other code); built once, only read. */
@@ -108,6 +110,7 @@ export class Metrics {
     });
     lines.push('# HELP keyward_accept_paused_total Times a serving thread stopped accepting connections because the process was short of file descriptors.', '# TYPE keyward_accept_paused_total counter', `keyward_accept_paused_total ${this.total(this.pausedAt)}`);
     if (this.descriptorsLimit !== undefined) lines.push('# HELP keyward_descriptors_limit The soft limit of open file descriptors of the process.', '# TYPE keyward_descriptors_limit gauge', `keyward_descriptors_limit ${this.descriptorsLimit}`);
+    lines.push(...decisionLines());
     if (store !== undefined) {
       const one = (name: string, type: 'gauge' | 'counter', help: string, value: number) => lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, `${name} ${value}`);
       one('keyward_store_used_bytes', 'gauge', 'Bytes of the LMDB data file in use.', store.usedBytes);
@@ -123,4 +126,27 @@ export class Metrics {
     }
     return lines.join('\n') + '\n';
   }
+}
+
+/**
+ * What the hot calls decided since the process started, counted by the engine for every
+ * answered call (with analytics on or off): verifications by outcome, rate-limit decisions
+ * (a multiLimit's limits one each), credits spent.
+ */
+function decisionLines(): string[] {
+  const counts = native.decisionCounts();
+  const at = (i: number): number => counts[i] ?? 0;
+  const n = VERIFY_OUTCOMES.length;
+  return [
+    '# HELP keyward_verifications_total keys.verifyKey answers, by outcome (code).',
+    '# TYPE keyward_verifications_total counter',
+    ...VERIFY_OUTCOMES.map((outcome, i) => `keyward_verifications_total{outcome="${outcome}"} ${at(i)}`),
+    '# HELP keyward_ratelimit_decisions_total Rate-limit decisions of ratelimits.limit and multiLimit (each limit of a multiLimit), passed or not.',
+    '# TYPE keyward_ratelimit_decisions_total counter',
+    `keyward_ratelimit_decisions_total{passed="true"} ${at(n)}`,
+    `keyward_ratelimit_decisions_total{passed="false"} ${at(n + 1)}`,
+    '# HELP keyward_credits_spent_total Credits spent by VALID verifications of keys with credits.',
+    '# TYPE keyward_credits_spent_total counter',
+    `keyward_credits_spent_total ${at(n + 2)}`,
+  ];
 }

@@ -423,6 +423,8 @@ describe('answers on the seeded events', () => {
     expect(await rows('SELECT count(*) AS n FROM key_verifications_v1 WHERE toStartOfHour(time) >= toStartOfHour(now() - INTERVAL 3 HOUR)')).toEqual([{ n: '4' }]);
     expect(await rows("SELECT count(*) AS n FROM key_verifications_v1 WHERE time >= DATE '2000-01-01'")).toEqual([{ n: '6' }]);
     expect(await rows('SELECT count(*) AS n FROM key_verifications_v1 WHERE toDateTime(time / 1000) >= now() - INTERVAL 1 HOUR')).toEqual([{ n: '3' }]);
+    // A literal of seconds is an INTEGER in DuckDB: widened before it becomes microseconds.
+    expect(await rows('SELECT toDateTime(1700000000) AS a, fromUnixTimestamp(1700000000) AS b, toDateTime64(1700000000.5, 3) AS c')).toEqual([{ a: '2023-11-14 22:13:20', b: '2023-11-14 22:13:20', c: '2023-11-14 22:13:20.5' }]);
     // A number compared with a rollup's DateTime / Date is milliseconds too.
     const since = Date.now() - 50 * DAY;
     expect(await rows(`SELECT SUM(count) AS n FROM key_verifications_per_minute_v1 WHERE time >= ${since}`)).toEqual([{ n: '6' }]);

@@ -329,4 +329,29 @@ describe('metrics', () => {
     expect(count(after.text, 'apis.getApi', 404)).toBe(nf0 + 2);
     expect(count(after.text, 'apis.createApi', 200)).toBeGreaterThan(0);
   });
+
+  it('counts verifications by outcome, rate-limit decisions (each limit of a multiLimit) and credits spent', async () => {
+    const value = (text: string, series: string): number => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? Number.NaN : Number(line.slice(series.length + 1));
+    };
+    const SERIES = ['keyward_verifications_total{outcome="VALID"}', 'keyward_verifications_total{outcome="USAGE_EXCEEDED"}', 'keyward_verifications_total{outcome="NOT_FOUND"}', 'keyward_ratelimit_decisions_total{passed="true"}', 'keyward_ratelimit_decisions_total{passed="false"}', 'keyward_credits_spent_total'];
+    const read = async (): Promise<number[]> => {
+      const text = (await get(server, '/metrics')).text;
+      expect(text).toContain('# TYPE keyward_verifications_total counter');
+      return SERIES.map((s) => value(text, s));
+    };
+    const before = await read();
+    const apiId = (expectOk(await call(server, 'apis.createApi', { name: 'decision-metrics' })) as { apiId: string }).apiId;
+    const { key } = expectOk(await call(server, 'keys.createKey', { apiId, credits: { remaining: 5 } })) as { key: string };
+    expect(expectOk(await call(server, 'keys.verifyKey', { key, credits: { cost: 3 } }))).toMatchObject({ code: 'VALID' });
+    expect(expectOk(await call(server, 'keys.verifyKey', { key, credits: { cost: 3 } }))).toMatchObject({ code: 'USAGE_EXCEEDED' });
+    expect(expectOk(await call(server, 'keys.verifyKey', { key: `${key}nope` }))).toMatchObject({ code: 'NOT_FOUND' });
+    const limit = { namespace: 'decision-metrics', identifier: 'u1', limit: 1, duration: 60_000 };
+    expect(expectOk(await call(server, 'ratelimits.limit', limit))).toMatchObject({ success: true });
+    expect(expectOk(await call(server, 'ratelimits.limit', limit))).toMatchObject({ success: false });
+    expect(expectOk(await call(server, 'ratelimits.multiLimit', [{ ...limit, identifier: 'u2' }, limit]))).toMatchObject({ passed: false });
+    const after = await read();
+    expect(after.map((v, i) => v - (before[i] as number))).toEqual([1, 1, 1, 2, 2, 3]);
+  });
 });

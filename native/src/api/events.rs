@@ -2,7 +2,7 @@
 
 use super::args::{buffer_arg, number_arg};
 use super::{bad, Error};
-use crate::{event_rows, events};
+use crate::{decisions, event_rows, events};
 use crate::napi::{napi_value, Env};
 
 /// eventsSet(capacityBytes): undefined — records events into a buffer of at most that many
@@ -22,6 +22,18 @@ pub fn events_counts(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error>
     let out = env.array(3)?;
     for (i, n) in [recorded as f64, dropped as f64, waiting as f64].into_iter().enumerate() {
         env.set_element(out, i as u32, env.double(n)?)?;
+    }
+    Ok(out)
+}
+
+/// decisionCounts(): [...verifications by outcome (decisions::OUTCOMES' order), limits
+/// passed, limits refused, credits spent] since the process started.
+pub fn decision_counts(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    let (outcomes, passed, refused, spent) = decisions::counts();
+    let all: Vec<u64> = outcomes.into_iter().chain([passed, refused, spent]).collect();
+    let out = env.array(all.len())?;
+    for (i, n) in all.into_iter().enumerate() {
+        env.set_element(out, i as u32, env.double(n as f64)?)?;
     }
     Ok(out)
 }

@@ -29,6 +29,7 @@ use crate::events;
 use crate::hot::{self, Effect, Scratch};
 use crate::limit::{self, LimitError, LimitRequest};
 use crate::napi::{napi_value, Env};
+use crate::decisions;
 use crate::json;
 use crate::reqid;
 use crate::store;
@@ -65,6 +66,7 @@ fn answer(env: Env, ctx: &Context<'_>, kind: u8, body: &[u8], call: impl FnOnce(
     hot::with_scratch(|scratch| {
         let started = (ctx.events && events::on()).then(Instant::now);
         scratch.subject.clear();
+        scratch.spent = 0;
         match ctx.request_id {
             Some(id) => scratch.envelope(id),
             None => scratch.envelope(reqid::next().as_str()),
@@ -79,6 +81,7 @@ fn answer(env: Env, ctx: &Context<'_>, kind: u8, body: &[u8], call: impl FnOnce(
         }
         match env.string_from_utf8(scratch.reply()) {
             Ok(reply) => {
+                decisions::count(kind, &scratch.out, scratch.spent);
                 if let Some(started) = started {
                     let latency_us = started.elapsed().as_micros().min(u32::MAX as u128) as u32;
                     events::record(&events::Event { kind, time_ms: ctx.now_ms, latency_us, workspace_id: ctx.workspace_id.as_bytes(), request_id: &scratch.request_id, subject: &scratch.subject, body, reply: &scratch.out });
