@@ -57,7 +57,10 @@ fn verdicts(mut text: &[u8], name: &[u8]) {
 
 /// What follows the first `needle` in `text`.
 fn after<'a>(text: &'a [u8], needle: &[u8]) -> Option<&'a [u8]> {
-    text.windows(needle.len()).position(|w| w == needle).map(|at| &text[at + needle.len()..])
+    // On the hot path: a byte compare per position, the whole needle only where its first byte is.
+    let first = *needle.first()?;
+    let last_start = text.len().checked_sub(needle.len())?;
+    (0..=last_start).find(|&at| text[at] == first && &text[at..at + needle.len()] == needle).map(|at| &text[at + needle.len()..])
 }
 
 /// Verifications by outcome (OUTCOMES' order), limits passed, limits refused, credits spent.
