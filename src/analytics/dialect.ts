@@ -1,7 +1,8 @@
 // Unkey's analytics SQL (ClickHouse's dialect, docs/product/platform/analytics/*.mdx) read
 // into a DuckDB query confined to a root key's scope, or refused with the 400 that names
 // what is wrong. Checks and rewrites never look at the query's text (only the wording of a
-// parse error does): DuckDB parses it (json_serialize_sql), the tree is checked and
+// parse error does, and fill.ts, which cuts an outer ORDER BY … WITH FILL out of it before
+// it comes here and wraps what this returns): DuckDB parses it (json_serialize_sql), the tree is checked and
 // rewritten, and DuckDB prints it back (json_deserialize_sql). The contract, rule by rule:
 //
 //  - one statement, a SELECT (set operations, CTEs and subqueries included), else
@@ -148,7 +149,7 @@ function userStatement(parsed: Json, query: string): Node {
 
 /** ClickHouse syntax DuckDB's parser stops at, by what comes just before / at the error. */
 const CLICKHOUSE_SYNTAX: readonly { syntax: string; fix: string; test(before: string, after: string): boolean }[] = [
-  { syntax: 'ORDER BY … WITH FILL', fix: 'drop WITH FILL and fill the gaps on the client', test: (_, after) => /^WITH\s+FILL\b/i.test(after) },
+  { syntax: 'ORDER BY … WITH FILL inside a subquery', fix: 'fill the outer query\'s ORDER BY (fill.ts takes WITH FILL there only)', test: (_, after) => /^WITH\s+FILL\b/i.test(after) },
   { syntax: 'LIMIT … BY', fix: 'use row_number() OVER (PARTITION BY …) in a subquery', test: (before, after) => /^BY\b/i.test(after) && /\bLIMIT\b[^;]*$/i.test(before) },
   { syntax: 'parametric aggregate syntax f(params)(args) (quantile, quantilesTDigestMerge, …)', fix: 'use median(x), or aggregate without parameters', test: (before, after) => after.startsWith('(') && /\)\s*$/.test(before) },
   { syntax: 'ARRAY JOIN clause', fix: 'use arrayJoin(array) in the SELECT list', test: (_, after) => /^ARRAY\s+JOIN\b/i.test(after) },

@@ -12,6 +12,7 @@ import { invalidAnalyticsQuery, queryExecutionTimeout, queryMemoryLimitExceeded,
 import { AnalyticsDatabase, DATABASE_FILE, jsonValue, sqlParser } from './database.js';
 import { translate } from './dialect.js';
 import { estimateRows } from './plan.js';
+import { splitFill, withFill } from './fill.js';
 import { STAT, type AnalyticsSettings, type QueryReply, type QueryRequest, type WorkerMessage } from './protocol.js';
 
 const settings = (workerData as { settings: AnalyticsSettings }).settings;
@@ -79,7 +80,16 @@ async function query(req: QueryRequest): Promise<QueryReply> {
     // A connection per query: parsed and run on it, and interrupting it stops only this query.
     const con = await db.connect();
     try {
-      return { id: req.id, rows: await run(con, await translate(req.query, req.scope, sqlParser(con))) };
+      const parser = sqlParser(con);
+      const split = splitFill(req.query);
+      const prepare = async (): Promise<string> => {
+        if (split === undefined) return translate(req.query, req.scope, parser);
+        // ORDER BY … WITH FILL (fill.ts): the query without it, checked before withFill reads it, then filled.
+        const inner = await translate(split.query, req.scope, parser);
+        await withinRowsRead(con, inner);
+        return withFill(con, inner, split.fill, (select) => translate(select, req.scope, parser), settings.maxRows);
+      };
+      return { id: req.id, rows: await run(con, prepare) };
     } finally {
       con.closeSync();
     }
@@ -89,16 +99,22 @@ async function query(req: QueryRequest): Promise<QueryReply> {
   }
 }
 
-/** Runs translated SQL on `con`: refused when its plan goes through too many rows, stopped after the timeout. */
-async function run(con: DuckDBConnection, sql: string): Promise<Record<string, unknown>[]> {
+/** 422 when the plan of `sql` goes through more rows than a query may read. */
+async function withinRowsRead(con: DuckDBConnection, sql: string): Promise<void> {
+  const through = await estimateRows(con, sql);
+  if (through > settings.maxRowsRead) throw queryRowsReadExceeded(through, settings.maxRowsRead);
+}
+
+/** Runs the SQL `prepare` translates on `con`: refused when its plan goes through too many rows, stopped (preparing included) after the timeout. */
+async function run(con: DuckDBConnection, prepare: () => Promise<string>): Promise<Record<string, unknown>[]> {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
     con.interrupt();
   }, settings.queryTimeoutMs);
   try {
-    const through = await estimateRows(con, sql);
-    if (through > settings.maxRowsRead) throw queryRowsReadExceeded(through, settings.maxRowsRead);
+    const sql = await prepare();
+    await withinRowsRead(con, sql);
     const reader = await con.runAndReadAll(sql);
     if (reader.currentRowCount > settings.maxRows) throw queryRowsLimitExceeded(reader.currentRowCount, settings.maxRows);
     const names = reader.columnNames();

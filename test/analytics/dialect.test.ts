@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { translate, type Scope, type SqlParser } from '../../src/analytics/dialect.js';
+import { splitFill, withFill } from '../../src/analytics/fill.js';
 import { bucketOf, GRAINS, publicSelect, STORED_DDL, type PublicTable } from '../../src/analytics/schema.js';
 import { sqlParser } from '../../src/analytics/database.js';
 import { ApiError } from '../../src/errors/apiError.js';
@@ -63,6 +64,14 @@ async function rows(query: string, scope: Scope = VERIFY): Promise<Record<string
   return (await con.runAndReadAll(await translate(query, scope, parser))).getRowObjectsJson() as Record<string, unknown>[];
 }
 
+/** The rows of a query with ORDER BY … WITH FILL, as the analytics worker runs it. */
+async function filledRows(query: string, scope: Scope = VERIFY, maxRows = 10_000): Promise<Record<string, unknown>[]> {
+  const split = splitFill(query);
+  if (split === undefined) throw new Error(`no WITH FILL in ${query}`);
+  const sql = await withFill(con, await translate(split.query, scope, parser), split.fill, (select) => translate(select, scope, parser), maxRows);
+  return (await con.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
+}
+
 /** The ApiError translate() refuses `query` with. */
 async function refusal(query: string, scope: Scope = VERIFY): Promise<ApiError> {
   try {
@@ -88,6 +97,8 @@ interface DocQuery {
   kind?: Scope['kind'];
   /** ClickHouse-only syntax DuckDB cannot parse: refused with invalid_analytics_query naming it. */
   refused?: string;
+  /** ORDER BY … WITH FILL: run as the worker runs it (src/analytics/fill.ts). */
+  filled?: boolean;
   /** Columns Unkey's public table has and keyward's does not (yet): while missing, the run fails naming the first. */
   needs?: { table: PublicTable; columns: string[] };
   /** The example fails in ClickHouse too (a column Unkey's schema does not have, a missing GROUP BY): translation works, the run fails with this. */
@@ -184,22 +195,22 @@ const DOCUMENTED: DocQuery[] = [
   { source: `${QE} Monthly aggregates`, sql: `SELECT\n  time,\n  SUM(count) as total\nFROM key_verifications_per_month_v1\nWHERE time >= toStartOfMonth(now() - INTERVAL 12 MONTH)\nGROUP BY time\nORDER BY time` },
   {
     source: `${QE} Hourly data with gaps filled`,
-    refused: 'WITH FILL',
+    filled: true,
     sql: `SELECT\n  time,\n  SUM(count) as total\nFROM key_verifications_per_hour_v1\nWHERE time >= toStartOfHour(now() - INTERVAL 7 DAY)\n  AND time <= toStartOfHour(now())\nGROUP BY time\nORDER BY time ASC\n  WITH FILL\n  FROM toStartOfHour(now() - INTERVAL 7 DAY)\n  TO toStartOfHour(now())\n  STEP INTERVAL 1 HOUR`,
   },
   {
     source: `${QE} Daily data with gaps filled`,
-    refused: 'WITH FILL',
+    filled: true,
     sql: `SELECT\n  time,\n  SUM(count) as total\nFROM key_verifications_per_day_v1\nWHERE time >= toDate(now() - INTERVAL 30 DAY)\n  AND time <= toDate(now())\nGROUP BY time\nORDER BY time ASC\n  WITH FILL\n  FROM toDate(now() - INTERVAL 30 DAY)\n  TO toDate(now())\n  STEP INTERVAL 1 DAY`,
   },
   {
     source: `${QE} Monthly data with gaps filled`,
-    refused: 'WITH FILL',
+    filled: true,
     sql: `SELECT\n  time,\n  SUM(count) as total\nFROM key_verifications_per_month_v1\nWHERE time >= toDate(toStartOfMonth(now() - INTERVAL 12 MONTH))\n  AND time <= toDate(toStartOfMonth(now()))\nGROUP BY time\nORDER BY time ASC\n  WITH FILL\n  FROM toDate(toStartOfMonth(now() - INTERVAL 12 MONTH))\n  TO toDate(toStartOfMonth(now()))\n  STEP INTERVAL 1 MONTH`,
   },
   {
     source: `${QE} Filling gaps with aggregations`,
-    refused: 'WITH FILL',
+    filled: true,
     sql: `-- Pivot outcomes into columns with all days filled\nSELECT\n  time,\n  sumIf(count, outcome = 'VALID') as valid,\n  sumIf(count, outcome = 'RATE_LIMITED') as rate_limited,\n  sumIf(count, outcome = 'INVALID') as invalid,\n  SUM(count) as total\nFROM key_verifications_per_day_v1\nWHERE time >= toDate(now() - INTERVAL 30 DAY)\n  AND time <= toDate(now())\nGROUP BY time\nORDER BY time ASC\n  WITH FILL\n  FROM toDate(now() - INTERVAL 30 DAY)\n  TO toDate(now())\n  STEP INTERVAL 1 DAY`,
   },
 
@@ -223,7 +234,7 @@ const DOCUMENTED: DocQuery[] = [
   { source: `${QR} Group by endpoint (using path tags)`, sql: `SELECT arrayJoin(arrayFilter(x -> startsWith(x, 'path='), tags)) as endpoint,\n       COUNT(*) as requests\nFROM key_verifications_v1\nWHERE time >= now() - INTERVAL 24 HOUR\nGROUP BY endpoint\nORDER BY requests DESC` },
   {
     source: `${QR} Daily data with all days included`,
-    refused: 'WITH FILL',
+    filled: true,
     sql: `SELECT time, SUM(count) as total\nFROM key_verifications_per_day_v1\nWHERE time >= toDate(now() - INTERVAL 30 DAY)\n  AND time <= toDate(now())\nGROUP BY time\nORDER BY time ASC\n  WITH FILL\n  FROM toDate(now() - INTERVAL 30 DAY)\n  TO toDate(now())\n  STEP INTERVAL 1 DAY`,
   },
   ...[
@@ -341,7 +352,7 @@ const DOCUMENTED: DocQuery[] = [
   {
     source: `${GR} Build a zero-filled time series`,
     kind: 'ratelimits',
-    refused: 'WITH FILL',
+    filled: true,
     sql: `SELECT\n  time,\n  sum(passed) AS passed_requests,\n  sum(total) - sum(passed) AS blocked_requests,\n  sum(total) AS total_requests,\n  sum(passed_tokens) AS passed_tokens,\n  sum(total_tokens) - sum(passed_tokens) AS blocked_tokens,\n  sum(total_tokens) AS total_tokens\nFROM ratelimits_per_minute_v1\nWHERE namespace_id = 'rlns_1234'\n  AND time >= toStartOfMinute(now() - INTERVAL 6 HOUR)\n  AND time < toStartOfMinute(now())\nGROUP BY time\nORDER BY time WITH FILL\n  FROM toStartOfMinute(now() - INTERVAL 6 HOUR)\n  TO toStartOfMinute(now())\n  STEP INTERVAL 1 MINUTE`,
   },
   {
@@ -357,6 +368,72 @@ const DOCUMENTED: DocQuery[] = [
   },
 ];
 
+describe('ORDER BY … WITH FILL (fill.ts)', () => {
+  const dayOf = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+
+  it('fills every day from FROM up to TO (exclusive) with zeros, keeps the rows it has, in order', async () => {
+    const filled = await filledRows('SELECT time, SUM(count) AS total, any_value(outcome) AS some_outcome FROM key_verifications_per_day_v1 WHERE time >= toDate(now() - INTERVAL 30 DAY) AND time <= toDate(now()) GROUP BY time ORDER BY time ASC WITH FILL FROM toDate(now() - INTERVAL 30 DAY) TO toDate(now()) STEP INTERVAL 1 DAY');
+    const plain = await rows('SELECT time, SUM(count) AS total FROM key_verifications_per_day_v1 WHERE time >= toDate(now() - INTERVAL 30 DAY) AND time <= toDate(now()) GROUP BY time');
+    const today = dayOf(Date.now());
+    const days = filled.map((r) => String(r.time));
+    expect(days).toEqual([...days].sort());
+    expect(new Set(days).size).toBe(days.length);
+    // The 30 days before today, each once, then today's row when it has one (TO is exclusive; a row past it stays).
+    expect(days.slice(0, 30)).toEqual(Array.from({ length: 30 }, (_, i) => dayOf(Date.now() - (30 - i) * DAY)));
+    expect(days.slice(30)).toEqual(plain.some((r) => String(r.time) === today) ? [today] : []);
+    for (const r of filled) {
+      const real = plain.find((p) => String(p.time) === String(r.time));
+      expect(r.total).toBe(real === undefined ? '0' : real.total);
+      if (real === undefined) expect(r.some_outcome).toBe('');
+    }
+    expect(plain.length).toBeGreaterThan(0);
+  });
+
+  it('without FROM and TO fills between the least and greatest value; a number STEP on a DateTime is seconds; DESC orders down', async () => {
+    const filled = await filledRows('SELECT toStartOfHour(toDateTime(time / 1000)) AS hour, count() AS n FROM key_verifications_v1 WHERE time >= now() - INTERVAL 1 DAY GROUP BY hour ORDER BY hour DESC WITH FILL STEP 3600');
+    const plain = await rows('SELECT toStartOfHour(toDateTime(time / 1000)) AS hour, count() AS n FROM key_verifications_v1 WHERE time >= now() - INTERVAL 1 DAY GROUP BY hour ORDER BY hour');
+    const first = Date.parse(`${String(plain[0]?.hour)}Z`);
+    const last = Date.parse(`${String(plain.at(-1)?.hour)}Z`);
+    expect(filled).toHaveLength((last - first) / HOUR + 1);
+    expect(filled.map((r) => Date.parse(`${String(r.hour)}Z`))).toEqual(Array.from({ length: filled.length }, (_, i) => last - i * HOUR));
+    expect(filled.reduce((sum, r) => sum + Number(r.n), 0)).toBe(plain.reduce((sum, r) => sum + Number(r.n), 0));
+  });
+
+  it('refuses what it does not take: an expression, STALENESS, a text column, an interval on a number, a fill of more rows than a query may return', async () => {
+    const refusedWith = async (query: string, maxRows = 10_000): Promise<ApiError> => {
+      try {
+        await filledRows(query, VERIFY, maxRows);
+      } catch (err) {
+        if (err instanceof ApiError) return err;
+        throw err;
+      }
+      throw new Error(`filled instead of refused: ${query}`);
+    };
+    const base = 'SELECT time, SUM(count) AS total FROM key_verifications_per_day_v1 GROUP BY time';
+    expect((await refusedWith(`${base} ORDER BY toDate(time) WITH FILL`)).errorName).toBe('invalid_analytics_query');
+    expect((await refusedWith(`${base} ORDER BY time WITH FILL STALENESS 1`)).detail).toContain('STALENESS');
+    expect((await refusedWith('SELECT outcome, count() AS n FROM key_verifications_v1 GROUP BY outcome ORDER BY outcome WITH FILL')).detail).toContain('only a DateTime, a Date or a number');
+    expect((await refusedWith('SELECT time, count() AS n FROM key_verifications_v1 GROUP BY time ORDER BY time WITH FILL STEP INTERVAL 1 DAY')).detail).toContain('is a number');
+    expect((await refusedWith(`${base} ORDER BY time WITH FILL FROM toDate(now() - INTERVAL 3 YEAR) TO toDate(now()) STEP 1`, 1000)).errorName).toBe('query_rows_limit_exceeded');
+    expect((await refusedWith(`${base} ORDER BY time WITH FILL STEP 0`)).detail).toContain('STEP');
+  });
+
+  it('a query with WITH FILL only inside a subquery is refused as before, naming it', async () => {
+    expect(splitFill('SELECT * FROM (SELECT time FROM key_verifications_per_day_v1 ORDER BY time WITH FILL) AS t')).toBeUndefined();
+    const err = await refusal('SELECT * FROM (SELECT time FROM key_verifications_per_day_v1 ORDER BY time WITH FILL) AS t');
+    expect(err.detail).toContain('WITH FILL');
+  });
+
+  it("reads the clause only outside strings and comments", () => {
+    expect(splitFill("SELECT 'ORDER BY x WITH FILL' AS t")).toBeUndefined();
+    expect(splitFill('SELECT time FROM key_verifications_per_day_v1 -- ORDER BY time WITH FILL\n')).toBeUndefined();
+    expect(splitFill('SELECT time AS "a b" FROM key_verifications_per_day_v1 ORDER BY "a b" WITH FILL STEP 1 LIMIT 5')).toEqual({
+      query: 'SELECT time AS "a b" FROM key_verifications_per_day_v1 ORDER BY "a b"  LIMIT 5',
+      fill: { column: 'a b', descending: false, from: undefined, to: undefined, step: '1' },
+    });
+  });
+});
+
 describe("Unkey's documented queries", () => {
   it.each(DOCUMENTED.map((d) => [d.source, d] as const))('%s', async (_, doc) => {
     const scope = doc.kind === 'ratelimits' ? RATELIMIT : VERIFY;
@@ -365,6 +442,11 @@ describe("Unkey's documented queries", () => {
       expect(err.errorName).toBe('invalid_analytics_query');
       expect(err.detail).toContain(doc.refused);
       expect(err.detail).toContain('ClickHouse');
+      return;
+    }
+    if (doc.filled === true) {
+      const filled = await filledRows(doc.sql, scope);
+      expect(filled.length).toBeGreaterThan(1);
       return;
     }
     const sql = await translate(doc.sql, scope, parser);

@@ -4,7 +4,7 @@
 import { Unkey } from '@unkey/api';
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../helpers/live.js';
-import { call, createApi, expectError, foreignRootKey, get, rootKeyWith, startServer, type Server } from '../helpers/server.js';
+import { call, createApi, expectError, expectOk, foreignRootKey, get, rootKeyWith, startServer, type Server } from '../helpers/server.js';
 
 const ON = { KEYWARD_ANALYTICS: 'on' };
 const srv = liveServer({ env: ON });
@@ -98,6 +98,22 @@ describe('analytics, live', () => {
     expect(mine.json.data).toEqual([{ key_space_id: api1, n: 1 }]);
     const none = await call(srv(), 'analytics.getVerifications', { query: 'SELECT count(*) AS n FROM key_verifications_v1' }, { rootKey: await foreignRootKey(srv()) });
     expect(none.json.data).toEqual([{ n: 0 }]);
+  });
+
+  it('fills the gaps of a series (ORDER BY … WITH FILL) through the worker; a fill too long for the row limit is 422', async () => {
+    const apiId = await createApi(srv());
+    const a = await key(srv(), apiId);
+    await call(srv(), 'keys.verifyKey', { key: a.key });
+    const where = `key_space_id = '${apiId}'`;
+    await rowsWhen(srv(), 'analytics.getVerifications', `SELECT count(*) AS n FROM key_verifications_v1 WHERE ${where}`, (r) => Number(r[0]?.n) >= 1);
+    const res = await call(srv(), 'analytics.getVerifications', {
+      query: `SELECT time, SUM(count) AS total FROM key_verifications_per_day_v1 WHERE ${where} GROUP BY time ORDER BY time WITH FILL FROM toDate(now() - INTERVAL 7 DAY) TO toDate(now()) STEP INTERVAL 1 DAY`,
+    });
+    const data = expectOk(res) as { time: string; total: number }[];
+    expect(data.slice(0, 7).map((r) => r.total)).toEqual([0, 0, 0, 0, 0, 0, 0]);
+    expect(data.slice(0, 7).map((r) => r.time)).toEqual(Array.from({ length: 7 }, (_, i) => new Date(Date.now() - (7 - i) * 86_400_000).toISOString().slice(0, 10)));
+    expect(data.slice(7)).toEqual([{ time: new Date().toISOString().slice(0, 10), total: 1 }]);
+    expectError(await call(srv(), 'analytics.getVerifications', { query: `SELECT time, SUM(count) AS total FROM key_verifications_per_minute_v1 WHERE ${where} GROUP BY time ORDER BY time WITH FILL FROM now() - INTERVAL 30 DAY TO now() STEP 1` }), 422, 'query_rows_limit_exceeded');
   });
 
   it('refuses what is not a SELECT over its tables, and keeps serving', async () => {
