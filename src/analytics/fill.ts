@@ -138,21 +138,25 @@ type Kind = 'timestamp' | 'date' | 'number';
 
 /** The kind of a result column's DuckDB type, for filling; undefined when it cannot be filled. */
 function kindOf(type: string): Kind | undefined {
-  if (/^TIMESTAMP/i.test(type)) return 'timestamp';
+  if (/^TIMESTAMP$/i.test(type)) return 'timestamp';
   if (/^DATE$/i.test(type)) return 'date';
-  if (/^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|DOUBLE|FLOAT|REAL|DECIMAL.*)$/i.test(type)) return 'number';
+  if (/^(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|DOUBLE|FLOAT|REAL|DECIMAL\(\d+,\d+\))$/i.test(type)) return 'number';
   return undefined;
 }
 
-/** The default ClickHouse fills a column of this type with. */
+/**
+ * The default ClickHouse fills a column of this type with, as a literal the UNION casts to
+ * the column's type (a type's text is never written into the SQL: a struct's field names are
+ * the query's own).
+ */
 function defaultOf(type: string): string {
-  if (kindOf(type) === 'number') return `CAST(0 AS ${type})`;
+  if (kindOf(type) === 'number') return '0';
   if (/^VARCHAR$/i.test(type)) return "''";
   if (/^BOOLEAN$/i.test(type)) return 'false';
-  if (/\[\]$/.test(type)) return `CAST([] AS ${type})`;
-  if (/^TIMESTAMP/i.test(type)) return "TIMESTAMP '1970-01-01 00:00:00'";
+  if (/^(VARCHAR|U?(TINY|SMALL|BIG)?INT(EGER)?|DOUBLE)\[\]$/i.test(type)) return '[]';
+  if (/^TIMESTAMP$/i.test(type)) return "TIMESTAMP '1970-01-01 00:00:00'";
   if (/^DATE$/i.test(type)) return "DATE '1970-01-01'";
-  return `CAST(NULL AS ${type})`;
+  return 'NULL';
 }
 
 const ident = (name: string): string => `"${name.replaceAll('"', '""')}"`;
