@@ -912,7 +912,8 @@ class Translation {
     const args = array(e.children).map((c) => this.typedOf(c));
     if (e.is_operator === true) {
       if (!OPERATORS.has(name)) throw invalidAnalyticsFunction(written, 'this operator is not available');
-      return this.typed({ node: e, ty: operatorType(name, args) });
+      const shifted = shiftedTime(name, args);
+      return this.typed(shifted === undefined ? { node: e, ty: operatorType(name, args) } : aliased(shifted, e));
     }
     const rewrite = CLICKHOUSE[name];
     if (rewrite !== undefined) {
@@ -961,6 +962,19 @@ const NATIVE_TYPES: Partial<Record<string, Ty | ((args: Typed[]) => Ty)>> = {
   least: (args) => args[0]?.ty ?? 'unknown',
   greatest: (args) => args[0]?.ty ?? 'unknown',
 };
+
+/**
+ * ClickHouse's DateTime ± n (n seconds) and Date ± n (n days), which DuckDB refuses: the
+ * number made an interval. Undefined for any other operation.
+ */
+function shiftedTime(name: string, args: Typed[]): Typed | undefined {
+  if ((name !== '+' && name !== '-') || args.length !== 2) return undefined;
+  const [a, b] = args as [Typed, Typed];
+  const [time, n] = (a.ty === 'timestamp' || a.ty === 'date') && b.ty === 'number' ? [a, b] : name === '+' && a.ty === 'number' && (b.ty === 'timestamp' || b.ty === 'date') ? [b, a] : [];
+  if (time === undefined || n === undefined) return undefined;
+  const shifted = fn(name, time.node, time.ty === 'date' ? fn('to_days', cast(n.node, 'INTEGER')) : fn('to_seconds', cast(n.node, 'DOUBLE')));
+  return time.ty === 'date' ? { node: cast(shifted, 'DATE'), ty: 'date' } : { node: shifted, ty: 'timestamp' };
+}
 
 function operatorType(name: string, args: Typed[]): Ty {
   const [a, b] = [args[0]?.ty ?? 'unknown', args[1]?.ty ?? 'unknown'];

@@ -505,6 +505,9 @@ describe('answers on the seeded events', () => {
     expect(await rows('SELECT count(*) AS n FROM key_verifications_v1 WHERE toStartOfHour(time) >= toStartOfHour(now() - INTERVAL 3 HOUR)')).toEqual([{ n: '4' }]);
     expect(await rows("SELECT count(*) AS n FROM key_verifications_v1 WHERE time >= DATE '2000-01-01'")).toEqual([{ n: '6' }]);
     expect(await rows('SELECT count(*) AS n FROM key_verifications_v1 WHERE toDateTime(time / 1000) >= now() - INTERVAL 1 HOUR')).toEqual([{ n: '3' }]);
+    // DateTime ± n is n seconds, Date ± n n days, as in ClickHouse.
+    expect(await rows('SELECT count(*) AS n FROM key_verifications_v1 WHERE time >= now() - 3600')).toEqual([{ n: '3' }]);
+    expect(await rows("SELECT toDateTime('2024-01-01 00:00:00') - 90 AS a, 60 + toDateTime('2024-01-01 00:00:00') AS b, toDate('2024-03-01') - 1 AS c")).toEqual([{ a: '2023-12-31 23:58:30', b: '2024-01-01 00:01:00', c: '2024-02-29' }]);
     // A literal of seconds is an INTEGER in DuckDB: widened before it becomes microseconds.
     expect(await rows('SELECT toDateTime(1700000000) AS a, fromUnixTimestamp(1700000000) AS b, toDateTime64(1700000000.5, 3) AS c')).toEqual([{ a: '2023-11-14 22:13:20', b: '2023-11-14 22:13:20', c: '2023-11-14 22:13:20.5' }]);
     // A number compared with a rollup's DateTime / Date is milliseconds too.
