@@ -17,7 +17,7 @@ import { createLogger } from './log.js';
 import { spawn } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { restoreBackup, takeBackup } from './store/backup.js';
-import { checkPages, checkRecords, hasStore, type RecordsReport } from './store/integrity.js';
+import { checkPages, checkRecords, hasStore, lostStoreProblem, unreadableStoreProblem, type RecordsReport } from './store/integrity.js';
 import { exportSnapshot } from './store/export.js';
 import { importFile, readHeader } from './store/import.js';
 import { fileURLToPath } from 'node:url';
@@ -91,7 +91,9 @@ function takeFlag(args: string[], name: string): boolean {
 
 /** Commands that read a store refuse a data dir without one (rather than create an empty store). */
 function requireStore(dataDir: string): void {
-  if (!hasStore(dataDir)) throw new Error(`there is no store in ${resolve(dataDir)} (KEYWARD_DATA_DIR / --data-dir)`);
+  if (hasStore(dataDir)) return;
+  const lost = lostStoreProblem(dataDir);
+  throw new Error(`there is no store in ${resolve(dataDir)} (KEYWARD_DATA_DIR / --data-dir)${lost === undefined ? '' : `: ${lost}`}`);
 }
 
 /** A `--workspace` given that names no workspace is a failure (exit 1), not an empty answer. */
@@ -279,15 +281,23 @@ export async function main(argv: string[]): Promise<number> {
     const started = performance.now();
     const pages = checkPages(config.dataDir, 0);
     let records: RecordsReport | undefined;
+    let unreadable: string | undefined;
     if (pages.problems.length === 0) {
-      openToCheck(config);
       try {
-        records = checkRecords(0);
-      } finally {
-        native.close();
+        openToCheck(config);
+      } catch (err) {
+        unreadable = unreadableStoreProblem(err);
+        if (unreadable === undefined) throw err;
+      }
+      if (unreadable === undefined) {
+        try {
+          records = checkRecords(0);
+        } finally {
+          native.close();
+        }
       }
     }
-    const problems = [...pages.problems, ...(records?.problems ?? [])];
+    const problems = [...pages.problems, ...(unreadable === undefined ? [] : [unreadable]), ...(records?.problems ?? [])];
     print({ dataDir: resolve(config.dataDir), ok: problems.length === 0, txnId: pages.txnId, usedBytes: pages.usedBytes, pages: pages.pages, tables: Object.fromEntries(pages.tables), records: records?.records ?? null, seconds: Number(((performance.now() - started) / 1000).toFixed(3)), problems });
     if (problems.length > 0) process.stderr.write(`keyward: the store in ${resolve(config.dataDir)} is damaged: restore the last backup (keyward restore <backup> --data-dir ${config.dataDir} --force)\n`);
     return problems.length === 0 ? 0 : 1;

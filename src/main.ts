@@ -11,7 +11,7 @@ import { createLogger, type Logger } from './log.js';
 import { newMetrics, openStore, serveThread, startCluster, threadServices } from './serve.js';
 import { startHeartbeat } from './cluster/node.js';
 import { startWindowSweeper } from './store/sweeper.js';
-import { checkPages, checkRecords, hasStore } from './store/integrity.js';
+import { checkPages, checkRecords, hasStore, lostStoreProblem, unreadableStoreProblem } from './store/integrity.js';
 import { deletedApiIds } from './store/apis.js';
 import { direct } from './store/db.js';
 import { pendingUnlinkings } from './store/cascades.js';
@@ -87,11 +87,14 @@ export async function runServer(config: Config): Promise<void> {
   const [descriptorsLimit, descriptorsHard] = native.raiseFileLimit();
   log.info(`descriptors: soft limit raised to ${descriptorsLimit} (hard ${descriptorsHard})`, { soft: descriptorsLimit, hard: descriptorsHard });
   // A data dir with no store yet (or that is no directory, which openStore reports) has nothing to check.
+  refuseDamage(config.dataDir, [lostStoreProblem(config.dataDir)].filter((p) => p !== undefined));
   const checked = config.startCheckMs > 0 && hasStore(config.dataDir);
   if (checked) refuseDamage(config.dataDir, checkPages(config.dataDir, config.startCheckMs / 2).problems);
   try {
     openStore(config);
   } catch (err) {
+    const unreadable = unreadableStoreProblem(err);
+    if (unreadable !== undefined) refuseDamage(config.dataDir, [unreadable]);
     throw new Error(`the data dir ${config.dataDir} (KEYWARD_DATA_DIR) cannot be used: ${(err as Error).message}`);
   }
   // The store in memory first: the record check reads it, and it would fault a page at a time.

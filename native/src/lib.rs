@@ -90,6 +90,7 @@ exports! {
     c"sha256Base64" => api::store::sha256_base64,
     c"fillRandom" => api::store::fill_random,
     c"checkStore" => api::store::check_store,
+    c"storeInUse" => api::store::store_in_use,
     c"backup" => api::store::backup,
     c"raiseFileLimit" => api::store::raise_file_limit,
     c"creditsGet" => api::credits::credits_get,

@@ -188,6 +188,8 @@ export interface NativeModule {
    * page is reported, not an abort): a JSON `StoreCheck`. budgetMs 0: the whole store.
    */
   checkStore(dir: string, budgetMs: number): string;
+  /** Whether another process has the store in `dir` open (LMDB's lock on lock.mdb). */
+  storeInUse(dir: string): boolean;
   /** A compacted copy of the open store into the empty directory `dir` (writers go on); the last transaction id before it began. */
   backup(dir: string): number;
   /** Raises the process's soft limit of open descriptors to its hard limit (best effort): the limits in force then. */
@@ -211,7 +213,7 @@ const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
   creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true, windowsDrain: true, windowsTake: true, windowsLearn: true, windowsRelease: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,
   batchBegin: true, batchCommit: true, setVerifyCache: true, requestId: true, sha256Base64: true, fillRandom: true,
-  raiseFileLimit: true, checkStore: true, backup: true, exitProcess: true, _panicForTest: true,
+  raiseFileLimit: true, checkStore: true, storeInUse: true, backup: true, exitProcess: true, _panicForTest: true,
 };
 
 export const EXPORT_NAMES = Object.keys(EXPORTS) as readonly (keyof NativeModule)[];

@@ -53,7 +53,7 @@ export const CATALOGUE = {
   postgres_unavailable: { status: 503, title: 'Service Unavailable', category: 'cluster', when: 'Cluster mode: PostgreSQL cannot be reached (or a write kept losing races), so a management write was not made; verifications, rate limits and reads go on from the node\'s replica.' },
   cluster_busy: { status: 503, title: 'Service Unavailable', category: 'cluster', when: 'Cluster mode: a verification near the end of a key\'s credits kept having what the cluster settled for it taken by concurrent calls first; nothing was counted, retry it.' },
   shutting_down: { status: 503, title: 'Service Unavailable', category: 'application', when: 'The server is draining after SIGTERM and takes no new requests.' },
-  insufficient_storage: { status: 507, title: 'Insufficient Storage', category: 'application', when: 'The filesystem of the data dir is full: the write was not made (`detail` names the data dir and its free bytes). Reads and verifications go on; writes resume once there is space.' },
+  insufficient_storage: { status: 507, title: 'Insufficient Storage', category: 'storage', when: 'The filesystem of the data dir is full: the write was not made (`detail` names the data dir and its free bytes). Reads and verifications go on; writes resume once there is space.' },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorName = keyof typeof CATALOGUE;

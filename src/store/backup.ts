@@ -12,7 +12,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rea
 import { createHash } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { native } from '../engine/native.js';
-import { checkPages, DATA_FILE as DATA } from './integrity.js';
+import { checkPages, DATA_FILE as DATA, hasStore } from './integrity.js';
 
 export const MANIFEST = 'manifest.json';
 const FORMAT = 'keyward-backup';
@@ -125,6 +125,8 @@ export function restoreBackup(backupDir: string, dataDir: string, force: boolean
   const manifest = verifyBackup(backupDir);
   const to = resolve(dataDir);
   if (existsSync(to) && !isEmptyDir(to) && !force) throw new BackupError(`${to} is not empty: restore into an empty data dir, or pass --force to replace the store there (stop the server first)`);
+  // --force or not: a store a server has open is never replaced under it (what it wrote next would be lost).
+  if (hasStore(to) && native.storeInUse(to)) throw new BackupError(`${to} holds a store a running process has open (a keyward server?): stop it, then restore`);
   mkdirSync(to, { recursive: true });
   const partial = join(to, `${DATA}.restoring`);
   copyFileSync(join(resolve(backupDir), DATA), partial);

@@ -23,6 +23,26 @@ export function hasStore(dataDir: string): boolean {
   return existsSync(join(dataDir, DATA_FILE));
 }
 
+/** What a store leaves beside its data file; found without it, the data file is gone (LMDB makes both at once). */
+const BESIDE_STORE = ['lock.mdb', 'analytics.duckdb'];
+
+/**
+ * The problem of a data dir whose data file was removed (what held a store must not start
+ * again as a new, empty one); undefined when it holds a store or never held one.
+ */
+export function lostStoreProblem(dataDir: string): string | undefined {
+  if (hasStore(dataDir)) return undefined;
+  const left = BESIDE_STORE.filter((name) => existsSync(join(dataDir, name)));
+  if (left.length === 0) return undefined;
+  return `the data file ${DATA_FILE} is missing, though ${left.join(' and ')} of a store ${left.length === 1 ? 'is' : 'are'} there: the store was removed or lost (if this dir never held data, remove ${left.join(' and ')} to start a new store)`;
+}
+
+/** A store LMDB refused to open because its file is not one it can read (both meta pages needed). */
+export function unreadableStoreProblem(err: unknown): string | undefined {
+  const message = (err as Error).message;
+  return /MDB_INVALID|MDB_CORRUPTED|MDB_VERSION_MISMATCH|MDB_PAGE_NOTFOUND/.test(message) ? `LMDB cannot open the data file (${message.replace(/^.*?(MDB_[A-Z_]+)/, '$1')}): a meta page or the header is damaged` : undefined;
+}
+
 /** What native checkStore reports (native/src/check.rs Report). */
 export interface PagesReport {
   /** No data file yet: a store not created. */
@@ -52,9 +72,14 @@ const PAGE = 1_000;
 
 /** The data file in `dir`, walked within `budgetMs` (0: in full). */
 export function checkPages(dir: string, budgetMs: number): PagesReport {
+  let before: string | undefined;
   for (let walk = 1; ; walk++) {
     const report = JSON.parse(native.checkStore(dir, budgetMs)) as PagesReport;
     if (report.settled || report.problems.length === 0) return report;
+    // The same problems at the same transaction twice: damage, not a writer moving the store on.
+    const seen = JSON.stringify([report.txnId, report.problems]);
+    if (seen === before) return report;
+    before = seen;
     if (walk >= WALKS) return { ...report, problems: [...report.problems, `the store kept changing during ${WALKS} walks (a server writing to it): check a backup of it instead (keyward backup, then keyward check --data-dir <backup>)`] };
   }
 }

@@ -95,6 +95,23 @@ describe('keyward restore refuses', () => {
     expect((await cli(['check'], dataDir)).code).toBe(0);
   });
 
+  it('the store of a running server, even with --force (what it wrote next would be lost)', async () => {
+    const running = await startServer();
+    const apiId = await createApi(running);
+    const res = await cli(['restore', backup, '--force'], running.dataDir);
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('a running process has open');
+    // The server's store is as it was: what it wrote before and writes now stays.
+    expectOk(await call(running, 'keys.createKey', { apiId }));
+    expectOk(await call(running, 'apis.getApi', { apiId }));
+    await running.stop();
+    const after = await startServer({ dataDir: running.dataDir, rootKey: running.rootKey });
+    expectOk(await call(after, 'apis.getApi', { apiId }));
+    await after.stop();
+    const stopped = await cli(['restore', backup, '--force'], running.dataDir);
+    expect(stopped.code, stopped.stderr).toBe(0);
+  });
+
   it('a backup whose data file was damaged, or that has no manifest', async () => {
     const damaged = join(tempDir(), 'damaged');
     expect((await cli(['restore', backup], damaged)).code).toBe(0); // a copy to damage…

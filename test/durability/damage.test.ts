@@ -4,7 +4,7 @@
 // The damage is done to a compacted copy (`keyward backup`, then `keyward restore`), where
 // every page is in use, so each overwritten page is one the store needs.
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, truncateSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, truncateSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,9 +103,36 @@ describe('a damaged store is refused at start and by keyward check', () => {
     await refused(dataDir, /table apis is missing/);
   });
 
-  it('a truncated data file', async () => {
+  it('a truncated data file (its one problem, not a writer moving the store on)', async () => {
     const dataDir = await restored();
     truncateSync(join(dataDir, 'data.mdb'), Math.floor((await usedPages(dataDir)) * 0.6) * PAGE);
     await refused(dataDir, /truncated/);
+    expect((await cli(['check'], dataDir)).stdout).not.toContain('kept changing');
+  });
+
+  it('one meta page overwritten (LMDB needs both to open)', async () => {
+    const dataDir = await restored();
+    overwritePage(dataDir, 1);
+    await refused(dataDir, /LMDB cannot open the data file \(MDB_INVALID/);
+  });
+
+  it('the data file removed: refused, never started again as a new, empty store', async () => {
+    const dataDir = await restored();
+    const served = await startServer({ dataDir, rootKey });
+    await served.stop();
+    rmSync(join(dataDir, 'data.mdb'));
+    const started = await startServer({ dataDir, rootKey }).then(
+      async (s) => {
+        await s.stop();
+        return 'served';
+      },
+      (err: Error) => err.message,
+    );
+    expect(started).toMatch(/is damaged, so keyward will not serve it/);
+    expect(started).toMatch(/data file data\.mdb is missing, though lock\.mdb/);
+    expect(existsSync(join(dataDir, 'data.mdb'))).toBe(false);
+    const check = await cli(['check'], dataDir);
+    expect(check.code).toBe(1);
+    expect(check.stderr).toMatch(/data\.mdb is missing/);
   });
 });

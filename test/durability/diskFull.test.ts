@@ -57,7 +57,7 @@ describe.skipIf(!canMount)('disk full (needs root to mount a small tmpfs)', () =
         else refused = r;
       }
       expect(refused?.status, refused?.text).toBe(507);
-      expect(refused?.json.error.type).toMatch(/\/insufficient_storage$/);
+      expect(refused?.json.error.type).toMatch(/\/storage\/insufficient_storage$/);
       expect(refused?.json.error.detail).toContain(`data dir ${dataDir} is full`);
       expect(refused?.json.error.detail).toMatch(/\(\d+ bytes free\)/);
       expect((await get(server, '/metrics')).text).toMatch(/\nkeyward_data_dir_free_bytes \d+\n/);
@@ -104,7 +104,7 @@ describe.skipIf(!canMount)('disk full (needs root to mount a small tmpfs)', () =
     for (let i = 0; i < 1_500 && !(statuses.get(507)! > 20); i++) {
       const r = await call(server, 'keys.createKey', { apiId, meta: { blob: 'x'.repeat(3_000) } });
       statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-      if (r.status !== 200) expect(r.json.error.type, r.text).toMatch(/\/insufficient_storage$/);
+      if (r.status !== 200) expect(r.json.error.type, r.text).toMatch(/\/storage\/insufficient_storage$/);
     }
     expect(statuses.get(507)).toBeGreaterThan(0);
     expect([...statuses.keys()].filter((status) => status !== 200 && status !== 507)).toEqual([]);

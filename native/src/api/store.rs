@@ -49,6 +49,17 @@ pub fn open(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
 
 /// checkStore(dir: string, budgetMs: number): string — the integrity of the data file in
 /// `dir`, walked without LMDB (check.rs), as JSON; budgetMs 0: no limit.
+/// storeInUse(dir): boolean — whether another process has the store in `dir` open (a
+/// server on it: restoring over it would lose what it writes next).
+pub fn store_in_use(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let in_use = with_string_bytes(env, args[0], |dir| match std::str::from_utf8(dir) {
+        Ok(dir) if !dir.is_empty() => Ok(crate::store::open_elsewhere(Path::new(dir))),
+        _ => Err(bad("dir must be a non-empty path")),
+    })?
+    .ok_or_else(|| bad("dir must be a string"))??;
+    Ok(env.boolean(in_use)?)
+}
+
 pub fn check_store(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
     let budget_ms = number_arg(env, args[1], "budgetMs")?;
     let budget = (budget_ms > 0.0).then(|| std::time::Duration::from_secs_f64(budget_ms.min(1e9) / 1000.0));

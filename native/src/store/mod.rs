@@ -42,7 +42,7 @@ pub use epoch::{note_records_change, records_epoch, records_mark, uncommitted_re
 pub use error::StoreError;
 pub use hook::{set_commit_hook, CommitHook, Committed};
 pub use lifecycle::{backup, close, open, stats, sync, OpenOptions};
-pub use page_cache::warm;
+pub use page_cache::{open_elsewhere, warm};
 pub use table::Table;
 pub use view::{get, range, view, View, MAX_KEY_BYTES};
 pub use write::{append_counter, del, del_counter, put, put_counter};

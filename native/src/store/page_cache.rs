@@ -54,7 +54,7 @@ const HEAD_BYTES: libc::off_t = 1 << 20;
 /// mdb_env_open, exclusive while it sets the lock file up). F_GETLK only asks, and never
 /// reports this process's own locks. Nothing of this process has the lock file open here
 /// (closing a descriptor drops every fcntl lock the process holds on the file).
-fn open_elsewhere(dir: &Path) -> bool {
+pub fn open_elsewhere(dir: &Path) -> bool {
     let Ok(file) = fs::OpenOptions::new().read(true).write(true).open(dir.join("lock.mdb")) else { return false };
     os::write_lock_conflicts(file.as_fd(), 0, 1)
 }
