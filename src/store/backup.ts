@@ -109,8 +109,9 @@ export function verifyBackup(dir: string): Manifest {
   const data = join(from, DATA);
   if (!existsSync(data)) throw new BackupError(`${from} has no ${DATA}: the backup is incomplete`);
   const bytes = statSync(data).size;
-  if (bytes !== manifest.bytes) throw new BackupError(`${from}: ${DATA} is ${bytes} bytes, the manifest says ${manifest.bytes}: the backup is damaged`);
-  if (sha256File(data) !== manifest.sha256) throw new BackupError(`${from}: the SHA-256 of ${DATA} differs from the manifest's: the backup is damaged`);
+  const changed = 'the backup changed since it was taken (a server started on it writes to it: back that dir up with keyward backup instead) or is damaged';
+  if (bytes !== manifest.bytes) throw new BackupError(`${from}: ${DATA} is ${bytes} bytes, the manifest says ${manifest.bytes}: ${changed}`);
+  if (sha256File(data) !== manifest.sha256) throw new BackupError(`${from}: the SHA-256 of ${DATA} differs from the manifest's: ${changed}`);
   const pages = checkPages(from, 0);
   if (pages.problems.length > 0) throw new BackupError(`${from}: the backup's store does not check out: ${pages.problems.join('; ')}`);
   return manifest;
