@@ -10,8 +10,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::events::{LIMIT, MULTI_LIMIT, VERIFY};
 
-/// keys.verifyKey's codes, in the order `counts` reports them.
-pub const OUTCOMES: [&str; 7] = ["VALID", "NOT_FOUND", "DISABLED", "EXPIRED", "INSUFFICIENT_PERMISSIONS", "RATE_LIMITED", "USAGE_EXCEEDED"];
+use std::ffi::CStr;
+
+/// keys.verifyKey's codes, in the order `counts` reports them (NUL-terminated: they name
+/// the properties of decisionCounts' `outcomes`).
+pub const OUTCOMES: [&CStr; 7] = [c"VALID", c"NOT_FOUND", c"DISABLED", c"EXPIRED", c"INSUFFICIENT_PERMISSIONS", c"RATE_LIMITED", c"USAGE_EXCEEDED"];
 
 const ZERO: AtomicU64 = AtomicU64::new(0);
 static VERIFIED: [AtomicU64; OUTCOMES.len()] = [ZERO; OUTCOMES.len()];
@@ -25,7 +28,7 @@ pub fn count(kind: u8, reply: &[u8], spent: i64) {
     match kind {
         VERIFY => {
             if let Some(code) = after(reply, b"\"code\":\"").and_then(|rest| rest.split(|&b| b == b'"').next()) {
-                if let Some(i) = OUTCOMES.iter().position(|o| o.as_bytes() == code) {
+                if let Some(i) = OUTCOMES.iter().position(|o| o.to_bytes() == code) {
                     VERIFIED[i].fetch_add(1, Ordering::Relaxed);
                 }
             }

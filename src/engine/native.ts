@@ -83,8 +83,8 @@ export interface NativeModule {
   eventsSet(capacityBytes: number): void;
   /** [recorded, dropped, bytes waiting] since the process started. */
   eventsCounts(): [recorded: number, dropped: number, waitingBytes: number];
-  /** The hot calls' decisions since the process started (native/src/decisions.rs): verifications by outcome in VERIFY_OUTCOMES' order, then limits passed, limits refused (a multiLimit's limits one each), credits spent. */
-  decisionCounts(): number[];
+  /** The hot calls' decisions since the process started (native/src/decisions.rs): verifications by outcome (every code), limits passed and refused (a multiLimit's limits one each), credits spent. */
+  decisionCounts(): DecisionCounts;
   /** The rows of a batch of event lines as the analytics tables keep them (native/src/event_rows.rs). */
   eventsRows(lines: Buffer): EventRows;
   /** The rows of every buffered event (the buffer starts again empty). */
@@ -201,8 +201,13 @@ export interface NativeModule {
 }
 
 /** Analytics events as rows: verifications and rate-limit decisions (tab-separated lines), how many of each, lines that gave none, and the earliest time of a row (Infinity: none). */
-/** keys.verifyKey's codes in the order decisionCounts reports them (native/src/decisions.rs OUTCOMES). */
-export const VERIFY_OUTCOMES = ['VALID', 'NOT_FOUND', 'DISABLED', 'EXPIRED', 'INSUFFICIENT_PERMISSIONS', 'RATE_LIMITED', 'USAGE_EXCEEDED'] as const;
+export interface DecisionCounts {
+  /** keys.verifyKey answers by code. */
+  outcomes: Record<string, number>;
+  passed: number;
+  refused: number;
+  creditsSpent: number;
+}
 
 export type EventRows = [verifications: string, ratelimits: string, verificationRows: number, ratelimitRows: number, unread: number, minTimeMs: number];
 

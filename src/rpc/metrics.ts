@@ -13,7 +13,7 @@
 // Counters are float64: exact up to 2^53 requests.
 import { dataDirFreeBytes } from '../errors/space.js';
 import { BUCKETS_S } from '../domain/histogram.js';
-import { native, VERIFY_OUTCOMES, type StoreStats } from '../engine/native.js';
+import { native, type StoreStats } from '../engine/native.js';
 
 const STATUSES = [200, 400, 401, 403, 404, 405, 408, 409, 410, 412, 413, 415, 422, 429, 500, 501, 503, 507] as const;
 /** Status code → its slot (STATUSES.length for any other code); built once, only read. */
@@ -134,19 +134,17 @@ export class Metrics {
  * (a multiLimit's limits one each), credits spent.
  */
 function decisionLines(): string[] {
-  const counts = native.decisionCounts();
-  const at = (i: number): number => counts[i] ?? 0;
-  const n = VERIFY_OUTCOMES.length;
+  const { outcomes, passed, refused, creditsSpent } = native.decisionCounts();
   return [
     '# HELP keyward_verifications_total keys.verifyKey answers, by outcome (code).',
     '# TYPE keyward_verifications_total counter',
-    ...VERIFY_OUTCOMES.map((outcome, i) => `keyward_verifications_total{outcome="${outcome}"} ${at(i)}`),
+    ...Object.entries(outcomes).map(([outcome, n]) => `keyward_verifications_total{outcome="${outcome}"} ${n}`),
     '# HELP keyward_ratelimit_decisions_total Rate-limit decisions of ratelimits.limit and multiLimit (each limit of a multiLimit), passed or not.',
     '# TYPE keyward_ratelimit_decisions_total counter',
-    `keyward_ratelimit_decisions_total{passed="true"} ${at(n)}`,
-    `keyward_ratelimit_decisions_total{passed="false"} ${at(n + 1)}`,
+    `keyward_ratelimit_decisions_total{passed="true"} ${passed}`,
+    `keyward_ratelimit_decisions_total{passed="false"} ${refused}`,
     '# HELP keyward_credits_spent_total Credits spent by VALID verifications of keys with credits.',
     '# TYPE keyward_credits_spent_total counter',
-    `keyward_credits_spent_total ${at(n + 2)}`,
+    `keyward_credits_spent_total ${creditsSpent}`,
   ];
 }

@@ -26,15 +26,19 @@ pub fn events_counts(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error>
     Ok(out)
 }
 
-/// decisionCounts(): [...verifications by outcome (decisions::OUTCOMES' order), limits
-/// passed, limits refused, credits spent] since the process started.
+/// decisionCounts(): {outcomes: {VALID: n, …every keys.verifyKey code}, passed, refused,
+/// creditsSpent} since the process started (decisions.rs).
 pub fn decision_counts(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
-    let (outcomes, passed, refused, spent) = decisions::counts();
-    let all: Vec<u64> = outcomes.into_iter().chain([passed, refused, spent]).collect();
-    let out = env.array(all.len())?;
-    for (i, n) in all.into_iter().enumerate() {
-        env.set_element(out, i as u32, env.double(n as f64)?)?;
+    let (verified, passed, refused, spent) = decisions::counts();
+    let outcomes = env.object()?;
+    for (name, n) in decisions::OUTCOMES.iter().zip(verified) {
+        env.set_named(outcomes, name, env.double(n as f64)?)?;
     }
+    let out = env.object()?;
+    env.set_named(out, c"outcomes", outcomes)?;
+    env.set_named(out, c"passed", env.double(passed as f64)?)?;
+    env.set_named(out, c"refused", env.double(refused as f64)?)?;
+    env.set_named(out, c"creditsSpent", env.double(spent as f64)?)?;
     Ok(out)
 }
 
