@@ -49,7 +49,7 @@ function topLevel(text: string): boolean[] {
   return top;
 }
 
-/** The positions of `word` (a regex of one or more words) in the top-level text. */
+/** The first match of `word` from `from` on that starts in the top-level text. */
 function findTop(text: string, top: boolean[], word: RegExp, from = 0): RegExpExecArray | undefined {
   const re = new RegExp(word.source, 'gi');
   re.lastIndex = from;
@@ -57,7 +57,7 @@ function findTop(text: string, top: boolean[], word: RegExp, from = 0): RegExpEx
   return undefined;
 }
 
-/** What ends the clause: the next ORDER BY item, LIMIT, OFFSET, a closing parenthesis, `;` or the end. */
+/** What ends the clause: the next ORDER BY item, LIMIT, OFFSET, SETTINGS, `;` or the end. */
 const CLAUSE_END = /,|\bLIMIT\b|\bOFFSET\b|\bSETTINGS\b|;/;
 const FILL_PART = /\b(FROM|TO|STEP|STALENESS|INTERPOLATE)\b/;
 
@@ -192,18 +192,20 @@ export async function withFill(con: DuckDBConnection, inner: string, fill: Fill,
   if (kind === 'number' && step.unit !== undefined) throw invalidAnalyticsQuery(`WITH FILL STEP ${fill.step ?? ''} is an interval, but ${target.name} is a number`, 'write STEP <number>');
   const col = ident(target.name);
   // The bounds: as written, or the least and greatest value of the result.
+  // The result's least and greatest values are read (running the query) only when a bound is left out.
   const given = fill.from !== undefined || fill.to !== undefined ? (await con.runAndReadAll(await translateBounds(`SELECT ${fill.from ?? 'NULL'} AS f, ${fill.to ?? 'NULL'} AS t`))).getRows()[0] : undefined;
-  const seen = (await con.runAndReadAll(`SELECT min(${col}), max(${col}) FROM (${inner})`)).getRows()[0];
-  const from = fill.from !== undefined ? boundValue(given?.[0] ?? null) : boundValue(seen?.[0] ?? null);
-  const max = boundValue(seen?.[1] ?? null);
+  const seen = fill.from === undefined || fill.to === undefined ? (await con.runAndReadAll(`SELECT min(${col}), max(${col}) FROM (${inner})`)).getRows()[0] : undefined;
+  const from = boundValue((fill.from !== undefined ? given?.[0] : seen?.[0]) ?? null);
   // Left out, TO is the greatest value, which has its row already.
-  const to = fill.to !== undefined ? boundValue(given?.[1] ?? null) : max;
+  const to = boundValue((fill.to !== undefined ? given?.[1] : seen?.[1]) ?? null);
   if (from === undefined || to === undefined || to <= from) return `SELECT * FROM (${inner}) ORDER BY ${col}${fill.descending ? ' DESC' : ''}`;
   const stepMs = kind === 'number' ? step.n : step.unit !== undefined ? step.n * UNITS[step.unit] : step.n * (kind === 'date' ? 86_400_000 : 1_000);
   const rows = Math.ceil((to - from) / stepMs);
   if (rows > maxRows) throw queryRowsLimitExceeded(rows, maxRows);
   const interval = kind === 'number' ? String(step.n) : `INTERVAL ${step.n} ${step.unit ?? (kind === 'date' ? 'DAY' : 'SECOND')}`;
-  const series = `generate_series(${sqlBound(kind === 'number' ? 'number' : 'timestamp', from)}, ${sqlBound(kind === 'number' ? 'number' : 'timestamp', to)}, ${interval})`;
+  // A Date's series runs over timestamps (generate_series has no DATE form), cast back by `value`.
+  const seriesKind = kind === 'number' ? 'number' : 'timestamp';
+  const series = `generate_series(${sqlBound(seriesKind, from)}, ${sqlBound(seriesKind, to)}, ${interval})`;
   const value = `CAST(kw_fill_series.v AS ${target.type})`;
   const generated = columns.map((c) => (c === target ? `${value} AS ${col}` : `${defaultOf(c.type)} AS ${ident(c.name)}`)).join(', ');
   return [
