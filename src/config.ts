@@ -75,6 +75,11 @@ export interface AnalyticsConfig {
   readonly maxRowsRead: number;
   /** KEYWARD_ANALYTICS_BUFFER_BYTES: events waiting for the analytics worker; beyond, events are dropped and counted. */
   readonly bufferBytes: number;
+  /**
+   * KEYWARD_ANALYTICS_PRIORITY: `idle` (the analytics worker and libuv's pool, where DuckDB
+   * works, run at SCHED_IDLE: only on CPU the serving threads leave) or `normal`.
+   */
+  readonly priority: 'idle' | 'normal';
 }
 
 export class ConfigError extends Error {}
@@ -140,6 +145,7 @@ function analyticsConfig(env: NodeJS.ProcessEnv): AnalyticsConfig | undefined {
     maxRows: int(env, 'KEYWARD_ANALYTICS_MAX_ROWS', 10_000, 1, 10_000_000),
     maxRowsRead: int(env, 'KEYWARD_ANALYTICS_MAX_ROWS_READ', 10_000_000, 1, 1e15),
     bufferBytes: int(env, 'KEYWARD_ANALYTICS_BUFFER_BYTES', 64 * 1024 * 1024, 4_096, 2 ** 34),
+    priority: oneOf(env, 'KEYWARD_ANALYTICS_PRIORITY', ['idle', 'normal'] as const, 'idle'),
   };
 }
 

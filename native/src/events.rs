@@ -19,7 +19,7 @@
 //! in the request's order, joined by '\n'; BODY the JSON request the call read, REPLY the
 //! whole success envelope it answered (both JSON as they were).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::json;
@@ -32,6 +32,8 @@ static ON: AtomicBool = AtomicBool::new(false);
 static CAPACITY: AtomicUsize = AtomicUsize::new(0);
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 static RECORDED: AtomicU64 = AtomicU64::new(0);
+/// The time of the oldest record waiting (the first appended since the last `take`); 0: none.
+static WAITING_SINCE: AtomicI64 = AtomicI64::new(0);
 static BUFFER: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 
 /// Turns recording on with a buffer of at most `capacity` bytes, or off (capacity 0); what
@@ -87,7 +89,15 @@ pub fn record(e: &Event<'_>) {
         DROPPED.fetch_add(rows, Ordering::Relaxed);
         return;
     }
+    if start == 0 {
+        WAITING_SINCE.store(e.time_ms.max(1), Ordering::Relaxed);
+    }
     RECORDED.fetch_add(rows, Ordering::Relaxed);
+}
+
+/// The time (ms since the epoch) of the oldest record waiting for `take`, if any.
+pub fn waiting_since() -> Option<i64> {
+    Some(WAITING_SINCE.load(Ordering::Relaxed)).filter(|&t| t > 0)
 }
 
 /// The drained buffer of the last `take`: it and the buffer trade places at each take, so
@@ -98,7 +108,11 @@ static SPARE: Mutex<Vec<u8>> = Mutex::new(Vec::new());
 pub fn take<R>(f: impl FnOnce(&[u8]) -> R) -> R {
     let mut spare = SPARE.lock().unwrap_or_else(|p| p.into_inner());
     spare.clear();
-    std::mem::swap(&mut *BUFFER.lock().unwrap_or_else(|p| p.into_inner()), &mut *spare);
+    {
+        let mut buffer = BUFFER.lock().unwrap_or_else(|p| p.into_inner());
+        std::mem::swap(&mut *buffer, &mut *spare);
+        WAITING_SINCE.store(0, Ordering::Relaxed);
+    }
     let out = f(&spare);
     // A burst's size is not kept for good.
     if spare.capacity() > 2 * spare.len().max(1 << 20) {
@@ -136,9 +150,11 @@ mod tests {
         record(&event(b"{\"key\":\"k\"}"));
         let line = "{\"k\":1,\"t\":7,\"l\":3,\"w\":\"ws\",\"r\":\"req\",\"s\":\"a\\nb\",\"b\":{\"key\":\"k\"},\"p\":{}}\n";
         assert_eq!(counts().2, line.len());
+        assert_eq!(waiting_since(), Some(7), "the oldest record waiting");
         record(&event(&[b'x'; 150]));
         assert_eq!(counts().1, dropped_before + 1, "beyond the capacity: dropped and counted");
         assert_eq!(String::from_utf8(drain()).unwrap(), line);
+        assert_eq!(waiting_since(), None, "taken: nothing waits");
         assert!(drain().is_empty());
         let (recorded_before, _, _) = counts();
         record(&Event { kind: MULTI_LIMIT, subject: b"ns_a\nns_b\nns_c", ..event(b"{}") });

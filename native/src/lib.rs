@@ -10,7 +10,7 @@
 //! counters of the hot calls), `shared` (rate-limit windows a cluster shares through Redis),
 //! `verify` and `limit` (the hot procedures), `body` (their
 //! request readers), `context` (the hot calls' context layout), `window`, `credits`,
-//! `permissions` (pure rules), `records`/`msgpack` (the stored records' codec), `verified`
+//! `permissions` (pure rules), `priority` (the analytics threads' priority), `records`/`msgpack` (the stored records' codec), `verified`
 //! (the verification cache), `migrate` (store layout upgrades at open). `ffi` is the only
 //! module that calls foreign code (LMDB, the C library, and the Node-API subset it declares
 //! by hand, `ffi::napi`): every `unsafe` of the crate is there.
@@ -33,6 +33,7 @@ mod memo;
 mod meta;
 mod msgpack;
 mod permissions;
+mod priority;
 mod random;
 mod records;
 mod reqid;
@@ -107,6 +108,11 @@ exports! {
     c"windowsRelease" => api::windows::windows_release,
     c"setVerifyCache" => api::store::set_verify_cache,
     c"exitProcess" => api::store::exit_process,
+    c"threadId" => api::threads::thread_id,
+    c"poolThreadIds" => api::threads::pool_thread_ids,
+    c"governAnalytics" => api::threads::govern_analytics,
+    c"analyticsQueries" => api::threads::analytics_queries,
+    c"analyticsIdle" => api::threads::analytics_idle,
     c"_panicForTest" => api::store::panic_for_test,
     c"verifyKey" => api::hot::verify_key,
     c"limit" => api::hot::limit,

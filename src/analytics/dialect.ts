@@ -56,13 +56,13 @@ export interface SqlParser {
 /**
  * The DuckDB SQL that answers `query` within `scope`, or throws the 400 ApiError that says
  * why not (a plain Error only for a bug the final check caught). Four parser round trips:
- * the query, the scope's public SELECTs (all five in one), the printing, the final check.
+ * the query, the scope's public SELECTs (all five in one; none when `views` has them from an
+ * earlier query of the same scope), the printing, the final check.
  */
-export async function translate(query: string, scope: Scope, parser: SqlParser): Promise<string> {
-  const tables = scope.kind === 'verifications' ? VERIFICATION_TABLES : RATELIMIT_TABLES;
+export async function translate(query: string, scope: Scope, parser: SqlParser, views: PublicViews = new PublicViews()): Promise<string> {
   // One after the other: the caller's connection runs one statement at a time.
   const parsed = await parser.serialize(query);
-  const publics = publicViews(tables, parseJson(await parser.serialize(tables.map((t) => publicSelect(t, scopeCondition(scope))).join(';\n'))));
+  const publics = await views.of(scope, parser);
   try {
     const node = new Translation(scope.kind, publics).query(userStatement(parseJson(parsed), query), ROOT);
     const sql = await parser.deserialize(stringifyJson({ error: false, statements: [{ node, named_param_map: [] }] }));
@@ -87,6 +87,28 @@ function scopeCondition(scope: Scope): string {
   // Not `false`: DuckDB prints a boolean constant as a cast, which would not compare equal in assertConfined.
   if (scope.ids.length === 0) return `${workspace} AND 1 = 0`;
   return `${workspace} AND ${scope.kind === 'verifications' ? 'key_space_id' : 'namespace_id'} IN (${scope.ids.map(literal).join(', ')})`;
+}
+
+/**
+ * The public tables' parsed SELECTs of the scopes queried lately, so that a scope's are
+ * parsed once (a round trip to the parser and reading some 80 KB of its JSON: most of a
+ * small query's cost). What it hands out is never changed: a query's tree gets clones.
+ */
+export class PublicViews {
+  private readonly byScope = new Map<string, ReadonlyMap<string, PublicView>>();
+
+  constructor(private readonly capacity = 256) {}
+
+  async of(scope: Scope, parser: SqlParser): Promise<ReadonlyMap<string, PublicView>> {
+    const key = JSON.stringify([scope.kind, scope.workspaceId, scope.ids ?? null]);
+    const kept = this.byScope.get(key);
+    if (kept !== undefined) return kept;
+    const tables = scope.kind === 'verifications' ? VERIFICATION_TABLES : RATELIMIT_TABLES;
+    const views = publicViews(tables, parseJson(await parser.serialize(tables.map((t) => publicSelect(t, scopeCondition(scope))).join(';\n'))));
+    if (this.byScope.size >= this.capacity) this.byScope.clear();
+    this.byScope.set(key, views);
+    return views;
+  }
 }
 
 interface PublicView {

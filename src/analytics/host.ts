@@ -30,18 +30,27 @@ export class AnalyticsClient {
     port.unref();
   }
 
-  /** The rows of `query` within `scope`, or the ApiError that refused it. */
+  /**
+   * The rows of `query` within `scope`, or the ApiError that refused it. While it runs, the
+   * analytics threads are at normal priority (native/src/priority.rs): raised from here, a
+   * serving thread, so a starved worker does not hold the raise up.
+   */
   query(query: string, scope: QueryScope, rootKeyId: string): Promise<Record<string, unknown>[]> {
     const id = this.next++;
     return new Promise((resolve, reject) => {
       if (this.waiting.size === 0) this.port.ref();
+      native.analyticsQueries(1);
+      const done = (): void => {
+        native.analyticsQueries(-1);
+        if (this.waiting.size === 0) this.port.unref();
+      };
       this.waiting.set(id, {
         resolve: (rows) => {
-          if (this.waiting.size === 0) this.port.unref();
+          done();
           resolve(rows);
         },
         reject: (err) => {
-          if (this.waiting.size === 0) this.port.unref();
+          done();
           reject(err);
         },
       });
@@ -60,6 +69,7 @@ export class AnalyticsClient {
       ['keyward_analytics_events_failed_total', 'counter', 'Events the analytics database refused (lost).', s[STAT.failed] ?? 0],
       ['keyward_analytics_buffered_bytes', 'gauge', 'Bytes of events waiting for the analytics worker.', waiting],
       ['keyward_analytics_lag_seconds', 'gauge', 'Age of the oldest event of the last batch when it was written.', (s[STAT.lagMs] ?? 0) / 1000],
+      ['keyward_analytics_idle_priority', 'gauge', 'Whether the analytics threads run at SCHED_IDLE now (1), or at normal priority (0).', native.analyticsIdle() ? 1 : 0],
     ]
       .map(([name, type, help, value]) => `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name} ${value}\n`)
       .join('');
@@ -83,6 +93,9 @@ export function clientOf(port: MessagePort, stats: SharedArrayBuffer): Analytics
 export async function startAnalytics(settings: AnalyticsSettings, log: Logger): Promise<AnalyticsHost> {
   const stats = new SharedArrayBuffer(STAT_SLOTS * 8);
   const worker = new Worker(fileURLToPath(new URL('./worker.js', import.meta.url)), { workerData: { settings, stats } });
+  worker.on('message', (msg: WorkerMessage) => {
+    if (msg.type === 'log') log[msg.level](msg.msg, msg.fields);
+  });
   await new Promise<void>((resolve, reject) => {
     const onMessage = (msg: WorkerMessage): void => {
       if (msg.type === 'ready') {
@@ -92,9 +105,6 @@ export async function startAnalytics(settings: AnalyticsSettings, log: Logger): 
     };
     worker.on('message', onMessage);
     worker.once('error', (err) => reject(new Error(`the analytics database in ${settings.dataDir} could not be opened: ${err.message}`)));
-  });
-  worker.on('message', (msg: WorkerMessage) => {
-    if (msg.type === 'log') log[msg.level](msg.msg, msg.fields);
   });
   worker.on('error', (err) => log.error('analytics worker failed; analytics queries fail until the next start', { error: err.message }));
   native.eventsSet(settings.bufferBytes);

@@ -10,7 +10,7 @@ import { native } from '../engine/native.js';
 import { ApiError } from '../errors/apiError.js';
 import { invalidAnalyticsQuery, queryExecutionTimeout, queryMemoryLimitExceeded, queryQuotaExceeded, queryRowsLimitExceeded, queryRowsReadExceeded, transportedError } from '../errors/errors.js';
 import { AnalyticsDatabase, DATABASE_FILE, jsonValue, sqlParser } from './database.js';
-import { translate } from './dialect.js';
+import { PublicViews, translate } from './dialect.js';
 import { estimateRows } from './plan.js';
 import { splitFill, withFill } from './fill.js';
 import { STAT, type AnalyticsSettings, type QueryReply, type QueryRequest, type WorkerMessage } from './protocol.js';
@@ -26,6 +26,31 @@ const stats = new Float64Array((workerData as { stats: SharedArrayBuffer }).stat
 const INGEST_MS = 250;
 /** DuckDB's threads: one; the serving threads keep the cores. */
 const DUCKDB_THREADS = 1;
+
+/**
+ * The threads of libuv's pool, as Node sizes it (UV_THREADPOOL_SIZE, 4 by default, 1024 at
+ * most): DuckDB's work runs on them.
+ */
+function poolThreads(): number {
+  const n = Math.floor(Number(process.env.UV_THREADPOOL_SIZE));
+  return n > 0 ? Math.min(n, 1_024) : 4;
+}
+
+// Serving first (KEYWARD_ANALYTICS_PRIORITY=idle; native/src/priority.rs): this thread,
+// which reads the engine's events, and libuv's pool, where DuckDB writes them and runs
+// queries, go to the governor before DuckDB starts using the pool. It keeps them at
+// SCHED_IDLE (only CPU the serving threads leave) unless a query runs or events wait over a
+// second. The pool is the whole process's, but no serving thread uses it (only DNS lookups of
+// cluster connections).
+if (settings.priority === 'idle') governThreads();
+
+function governThreads(): void {
+  const threads = [native.threadId(), ...native.poolThreadIds(poolThreads())];
+  const governed = threads.filter((tid) => native.governAnalytics(tid)).length;
+  if (governed === 0) {
+    parentPort?.postMessage({ type: 'log', level: 'warn', msg: 'analytics: runs at normal priority: this process may not take a thread back up from idle priority (needs root, CAP_SYS_NICE or `ulimit -e 20`); set KEYWARD_ANALYTICS_PRIORITY=normal to say so', fields: {} } satisfies WorkerMessage);
+  }
+}
 
 const db = await AnalyticsDatabase.open(join(settings.dataDir, DATABASE_FILE), { memoryLimit: `${settings.memoryMb}MB`, threads: DUCKDB_THREADS, region: settings.region });
 // ── ingestion ────────────────────────────────────────────────────────────────────────
@@ -62,6 +87,9 @@ async function retain(): Promise<void> {
 
 // ── queries ──────────────────────────────────────────────────────────────────────────
 
+/** The public tables' parsed SELECTs of the scopes queried lately (dialect.ts). */
+const views = new PublicViews();
+
 /** Queries per root key in the current hour (query_quota_exceeded beyond settings.queriesPerHour). */
 const quota = new Map<string, { hour: number; used: number }>();
 
@@ -83,11 +111,11 @@ async function query(req: QueryRequest): Promise<QueryReply> {
       const parser = sqlParser(con);
       const split = splitFill(req.query);
       const prepare = async (): Promise<string> => {
-        if (split === undefined) return translate(req.query, req.scope, parser);
+        if (split === undefined) return translate(req.query, req.scope, parser, views);
         // ORDER BY … WITH FILL (fill.ts): the query without it, checked before withFill reads it, then filled.
-        const inner = await translate(split.query, req.scope, parser);
+        const inner = await translate(split.query, req.scope, parser, views);
         await withinRowsRead(con, inner);
-        return withFill(con, inner, split.fill, (select) => translate(select, req.scope, parser), settings.maxRows);
+        return withFill(con, inner, split.fill, (select) => translate(select, req.scope, parser, views), settings.maxRows);
       };
       return { id: req.id, rows: await run(con, prepare) };
     } finally {

@@ -196,6 +196,23 @@ export interface NativeModule {
   raiseFileLimit(): [soft: number, hard: number];
   /** Ends the process at once with `code`, skipping Node's teardown (see src/main.ts stop). */
   exitProcess(code: number): never;
+  /** The calling thread's id (gettid). */
+  threadId(): number;
+  /**
+   * The ids of the threads of libuv's pool (Node's, shared by the whole process): `threads`
+   * jobs, each holding its thread until all have started. Blocks for 2 s at most.
+   */
+  poolThreadIds(threads: number): number[];
+  /**
+   * Hands thread `tid` to the analytics priority governor (native/src/priority.rs): SCHED_IDLE
+   * while no query runs and events wait less than a second, normal priority otherwise. False,
+   * and nothing done, where the process may not take a thread back up from SCHED_IDLE.
+   */
+  governAnalytics(tid: number): boolean;
+  /** +1 when an analytics query starts (the governed threads go to normal priority at once), -1 when it ends. */
+  analyticsQueries(delta: 1 | -1): void;
+  /** Whether the governed analytics threads run at SCHED_IDLE now. */
+  analyticsIdle(): boolean;
   /** Panics inside the boundary: proves a panic becomes a NATIVE_PANIC exception. */
   _panicForTest(): never;
 }
@@ -218,7 +235,8 @@ const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
   creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true, windowsDrain: true, windowsTake: true, windowsLearn: true, windowsRelease: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,
   batchBegin: true, batchCommit: true, setVerifyCache: true, requestId: true, sha256Base64: true, fillRandom: true,
-  raiseFileLimit: true, checkStore: true, storeInUse: true, backup: true, exitProcess: true, _panicForTest: true,
+  raiseFileLimit: true, checkStore: true, storeInUse: true, backup: true, exitProcess: true,
+  threadId: true, poolThreadIds: true, governAnalytics: true, analyticsQueries: true, analyticsIdle: true, _panicForTest: true,
 };
 
 export const EXPORT_NAMES = Object.keys(EXPORTS) as readonly (keyof NativeModule)[];

@@ -4,7 +4,7 @@
 // rows, nothing outside the scope is ever read, and hostile queries get their error code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { translate, type Scope, type SqlParser } from '../../src/analytics/dialect.js';
+import { PublicViews, translate, type Scope, type SqlParser } from '../../src/analytics/dialect.js';
 import { splitFill, withFill } from '../../src/analytics/fill.js';
 import { bucketOf, GRAINS, publicSelect, STORED_DDL, type PublicTable } from '../../src/analytics/schema.js';
 import { sqlParser } from '../../src/analytics/database.js';
@@ -659,6 +659,28 @@ describe('scoping', () => {
       'SELECT count_star() FILTER (WHERE (outcome = \'VALID\')) AS "valid" FROM (SELECT request_id, "time", workspace_id, key_space_id, external_id, key_id, outcome, region, "source", app_id, tags, spent_credits FROM verifications WHERE ((workspace_id = \'ws_a\') AND (key_space_id IN (\'ks_1\', \'ks_2\')))) AS key_verifications_v1 WHERE ("time" >= epoch_ms((date_trunc(\'second\', timezone(\'UTC\', now())) - to_days(CAST(trunc(CAST(1 AS DOUBLE)) AS INTEGER)))))',
     );
     expect(await translate(query, { workspaceId: 'ws_a', kind: 'verifications', ids: ['ks_1', 'ks_2'] }, parser)).toBe(sql);
+  });
+});
+
+describe('the public tables of a scope, kept', () => {
+  it('are parsed once per scope, and a kept scope translates as a new one does', async () => {
+    const views = new PublicViews();
+    let serialized = 0;
+    const counting: SqlParser = { serialize: (sql) => (serialized++, parser.serialize(sql)), deserialize: (ast) => parser.deserialize(ast) };
+    const query = "SELECT count(*) AS n FROM key_verifications_v1 WHERE outcome = 'VALID'";
+    const fresh = await translate(query, VERIFY, parser);
+    expect(await translate(query, VERIFY, counting, views)).toBe(fresh);
+    expect(serialized).toBe(3);
+    serialized = 0;
+    expect(await translate(query, VERIFY, counting, views)).toBe(fresh);
+    expect(serialized).toBe(2);
+    // Another workspace, or the same one scoped to some APIs, is another scope.
+    serialized = 0;
+    const scoped = await translate(query, { ...VERIFY, ids: ['ks_1'] }, counting, views);
+    expect(serialized).toBe(3);
+    expect(scoped).toContain("'ks_1'");
+    expect(await translate(query, { workspaceId: 'ws_b', kind: 'verifications' }, counting, views)).toContain("'ws_b'");
+    expect(serialized).toBe(6);
   });
 });
 

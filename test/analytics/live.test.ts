@@ -1,6 +1,7 @@
 // Analytics on a live server (docs/analytics.md): every verifyKey / limit / multiLimit
 // decision becomes an event in DuckDB, queryable through analytics.getVerifications and
 // getRatelimits in Unkey's dialect, confined to the root key's workspace and grants.
+import { readdirSync, readFileSync } from 'node:fs';
 import { Unkey } from '@unkey/api';
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../helpers/live.js';
@@ -166,6 +167,51 @@ describe('analytics, lifecycle', () => {
     const rows = await call(server, 'analytics.getVerifications', { query: `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'` });
     expect(rows.json.data).toEqual([{ n: written }]);
     await server.stop();
+  });
+});
+
+/** How many threads of process `pid` run at SCHED_IDLE (policy 5, field 41 of /proc/…/stat). */
+function idleThreads(pid: number): number {
+  let n = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      // The fields after the command name (which may hold spaces) start at field 3.
+      if (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[41 - 3] === '5') n++;
+    } catch {
+      // The thread ended while we looked.
+    }
+  }
+  return n;
+}
+
+describe('analytics, priority', () => {
+  it('the analytics threads run at idle priority while nothing is asked of them, and KEYWARD_ANALYTICS_PRIORITY=normal keeps them at normal', async () => {
+    const server = await startServer({ env: ON });
+    const pid = server.child.pid as number;
+    const gauge = async (): Promise<string | undefined> => /^keyward_analytics_idle_priority (\S+)$/m.exec((await get(server, '/metrics')).text)?.[1];
+    // Lowering needs a process that may raise them again (root, CAP_SYS_NICE or RLIMIT_NICE 20).
+    if (process.getuid?.() === 0) expect(await gauge()).toBe('1');
+    if ((await gauge()) === '1') {
+      // The worker's thread and libuv's pool (4 threads).
+      expect(idleThreads(pid)).toBeGreaterThanOrEqual(5);
+      // A query raises them for as long as it runs; the governor lowers them again within its tick.
+      const apiId = await createApi(server);
+      const k = await key(server, apiId);
+      await call(server, 'keys.verifyKey', { key: k.key });
+      await rowsWhen(server, 'analytics.getVerifications', `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'`, (r) => r[0]?.n === 1);
+      const until = Date.now() + 3_000;
+      while ((await gauge()) !== '1' && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(await gauge()).toBe('1');
+      expect(idleThreads(pid)).toBeGreaterThanOrEqual(5);
+    } else {
+      expect(idleThreads(pid)).toBe(0);
+    }
+    await server.stop();
+    const normal = await startServer({ env: { ...ON, KEYWARD_ANALYTICS_PRIORITY: 'normal' } });
+    expect(/^keyward_analytics_idle_priority 0$/m.test((await get(normal, '/metrics')).text)).toBe(true);
+    expect(idleThreads(normal.child.pid as number)).toBe(0);
+    await normal.stop();
   });
 });
 

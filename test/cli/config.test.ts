@@ -13,6 +13,9 @@ describe('loadConfig', () => {
     expect(c.analytics).toMatchObject({ region: 'local', retentionDays: 30 });
     expect(loadConfig({ KEYWARD_ANALYTICS: 'off' }).analytics).toBeUndefined();
     expect(() => loadConfig({ KEYWARD_ANALYTICS: 'maybe' })).toThrow(ConfigError);
+    expect(c.analytics?.priority).toBe('idle');
+    expect(loadConfig({ KEYWARD_ANALYTICS_PRIORITY: 'normal' }).analytics?.priority).toBe('normal');
+    expect(() => loadConfig({ KEYWARD_ANALYTICS_PRIORITY: 'high' })).toThrow(/KEYWARD_ANALYTICS_PRIORITY/);
   });
 
   it('KEYWARD_VERIFY_CACHE: 0 turns the cache off, up to 16777216 slots', () => {

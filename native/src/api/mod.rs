@@ -2,7 +2,7 @@
 //! and Rust panics into JS exceptions with a `code`, argument readers (`args`), and the
 //! exports, thin wrappers over plain Rust modules: the store API (`store`), a key's credits
 //! and this node's leases of them (`credits`), the analytics events buffer (`events`), the windows a cluster shares through Redis
-//! (`windows`) and the hot procedures (`hot`). lib.rs lists them.
+//! (`windows`), the analytics threads' priority (`threads`) and the hot procedures (`hot`). lib.rs lists them.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -15,6 +15,7 @@ pub mod credits;
 pub mod events;
 pub mod hot;
 pub mod store;
+pub mod threads;
 pub mod windows;
 
 pub enum Error {

@@ -29,6 +29,13 @@ pub type napi_callback_info = *mut napi_callback_info__;
 pub type napi_status = i32;
 pub type napi_valuetype = i32;
 pub type napi_callback = unsafe extern "C" fn(napi_env, napi_callback_info) -> napi_value;
+#[repr(C)]
+pub struct napi_async_work__ {
+    _private: [u8; 0],
+}
+pub type napi_async_work = *mut napi_async_work__;
+type napi_async_execute_callback = unsafe extern "C" fn(napi_env, *mut c_void);
+type napi_async_complete_callback = unsafe extern "C" fn(napi_env, napi_status, *mut c_void);
 
 pub const OK: napi_status = 0;
 pub const STRING_EXPECTED: napi_status = 3;
@@ -144,6 +151,41 @@ extern "C" {
     ) -> napi_status;
     fn napi_is_exception_pending(env: napi_env, result: *mut bool) -> napi_status;
     fn napi_get_and_clear_last_exception(env: napi_env, result: *mut napi_value) -> napi_status;
+    fn napi_create_async_work(
+        env: napi_env,
+        async_resource: napi_value,
+        async_resource_name: napi_value,
+        execute: napi_async_execute_callback,
+        complete: napi_async_complete_callback,
+        data: *mut c_void,
+        result: *mut napi_async_work,
+    ) -> napi_status;
+    fn napi_queue_async_work(env: napi_env, work: napi_async_work) -> napi_status;
+    fn napi_delete_async_work(env: napi_env, work: napi_async_work) -> napi_status;
+}
+
+/// A job for libuv's thread pool (`Env::run_on_pool`) and the work item that carries it.
+struct PoolJob {
+    job: Option<Box<dyn FnOnce() + Send>>,
+    work: napi_async_work,
+}
+
+/// Runs on a pool thread: no Node-API call is allowed here. A panic stays inside the job.
+unsafe extern "C" fn pool_execute(_env: napi_env, data: *mut c_void) {
+    // SAFETY: `data` is the PoolJob boxed by run_on_pool; only this callback touches `job`
+    // until `pool_complete`, which libuv runs after it.
+    let pool_job = unsafe { &mut *data.cast::<PoolJob>() };
+    if let Some(job) = pool_job.job.take() {
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+    }
+}
+
+/// Runs on the JS thread once the job ran (or was cancelled): frees the work item and the box.
+unsafe extern "C" fn pool_complete(env: napi_env, _status: napi_status, data: *mut c_void) {
+    // SAFETY: `data` is the PoolJob boxed by run_on_pool, freed here only, once.
+    let pool_job = unsafe { Box::from_raw(data.cast::<PoolJob>()) };
+    // SAFETY: the work item was created on this env and is not used after this.
+    unsafe { napi_delete_async_work(env, pool_job.work) };
 }
 
 /// A non-ok `napi_status`.
@@ -280,6 +322,35 @@ impl Env {
             8 => ValueType::External,
             _ => ValueType::BigInt,
         })
+    }
+
+    /// Runs `job` once on a thread of libuv's thread pool (Node's, shared by every thread
+    /// of the process), not on this one; nothing comes back to JS.
+    pub fn run_on_pool(self, job: Box<dyn FnOnce() + Send>) -> Result<(), Status> {
+        let name = self.string("keyward")?;
+        let data = Box::into_raw(Box::new(PoolJob { job: Some(job), work: ptr::null_mut() }));
+        let mut work = ptr::null_mut();
+        // SAFETY: the callbacks match Node-API's types; `data` stays alive until pool_complete.
+        let created = ok(unsafe {
+            napi_create_async_work(self.0, ptr::null_mut(), name, pool_execute, pool_complete, data.cast(), &mut work)
+        });
+        if let Err(status) = created {
+            // SAFETY: not handed to Node: freed here, once.
+            drop(unsafe { Box::from_raw(data) });
+            return Err(status);
+        }
+        // SAFETY: no callback runs before the work is queued, below.
+        unsafe { (*data).work = work };
+        // SAFETY: `work` was created on this env.
+        let queued = ok(unsafe { napi_queue_async_work(self.0, work) });
+        if queued.is_err() {
+            // SAFETY: never queued, so no callback will free them.
+            unsafe {
+                napi_delete_async_work(self.0, work);
+                drop(Box::from_raw(data));
+            }
+        }
+        queued
     }
 
     /// `BOOLEAN_EXPECTED` if `value` is not a boolean.

@@ -53,6 +53,40 @@ pub fn lowest_priority_for_this_thread() {
     }
 }
 
+/// Puts thread `tid` of this process (0: the calling thread) at SCHED_IDLE: it runs only on
+/// a CPU no thread of a normal policy wants, and leaves it as soon as one does. Lowering is
+/// always allowed; whether the system took it.
+pub fn idle_priority(tid: i64) -> bool {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: a plain system call with a valid parameter; a tid that is not ours fails.
+    unsafe { libc::sched_setscheduler(tid as libc::pid_t, libc::SCHED_IDLE, &param) == 0 }
+}
+
+/// Puts thread `tid` (0: the calling thread) back at SCHED_OTHER, nice 0. Leaving SCHED_IDLE
+/// or a higher nice needs a privilege (root, CAP_SYS_NICE or an RLIMIT_NICE of 20); whether
+/// the system took both.
+pub fn normal_priority(tid: i64) -> bool {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: plain system calls with a valid parameter; a tid that is not ours fails.
+    unsafe {
+        libc::sched_setscheduler(tid as libc::pid_t, libc::SCHED_OTHER, &param) == 0
+            && libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, 0) == 0
+    }
+}
+
+/// The scheduling policy (SCHED_OTHER, SCHED_IDLE, …) of thread `tid` (0: the calling thread).
+#[cfg(test)]
+pub fn policy_of(tid: i64) -> i32 {
+    // SAFETY: a plain system call.
+    unsafe { libc::sched_getscheduler(tid as libc::pid_t) }
+}
+
+/// The calling thread's id (gettid).
+pub fn thread_id() -> i64 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    i64::from(unsafe { libc::gettid() })
+}
+
 /// Fills `out` with the kernel's random bytes (getrandom, no flags); false when it did not
 /// fill all of it.
 pub fn getrandom(out: &mut [u8]) -> bool {
