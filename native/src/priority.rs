@@ -74,9 +74,15 @@ pub fn govern(tid: i64) -> bool {
         if !may_leave_idle() {
             return false;
         }
-        if !STARTED.swap(true, Ordering::AcqRel) && std::thread::Builder::new().name("keyward-priority".into()).spawn(run).is_err() {
-            STARTED.store(false, Ordering::Release);
-            return false;
+        if !STARTED.swap(true, Ordering::AcqRel) {
+            if std::thread::Builder::new().name("keyward-priority".into()).spawn(run).is_err() {
+                STARTED.store(false, Ordering::Release);
+                return false;
+            }
+            // Nothing is asked of analytics yet: the threads start at Idle, not a tick later.
+            let mut g = GOVERNED.lock().unwrap_or_else(|p| p.into_inner());
+            let level = wanted(g.level, QUERIES.load(Ordering::Relaxed), None);
+            apply(&mut g, level);
         }
     }
     let mut g = GOVERNED.lock().unwrap_or_else(|p| p.into_inner());
