@@ -12,6 +12,7 @@ import { native } from '../src/engine/native.js';
 import { runWrk } from './lib/wrk.js';
 import { startEcho, startKeyward } from './lib/procs.js';
 import { alternate, arg, textArg, type Pair } from './lib/report.js';
+import { analyticsLine } from './lib/http.js';
 import { openStore, prefillWindows } from './lib/seed.js';
 import { rssAnonBytes } from './lib/procStats.js';
 import { listWorkspaces } from '../src/store/rootKeys.js';
@@ -79,6 +80,7 @@ try {
     pairs.push({ measured: hotOn, ceiling: { name: 'keyward KEYWARD_ANALYTICS=off, one hot identifier', run: hot(`${off.base}/v2/ratelimits.limit`, off.headers), pid: off.keyward.child.pid } });
   }
   report = alternate(rounds, durationS, pairs);
+  if (off !== undefined) report.lines.push(await analyticsLine('keyward (analytics on)', current.base));
 } finally {
   await current.keyward.stop();
   await other?.keyward.stop();

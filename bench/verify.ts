@@ -15,6 +15,7 @@ import { loadLinesLua, runWrk } from './lib/wrk.js';
 import { benchTempDir, startEcho, startKeyward } from './lib/procs.js';
 import { LIMITED_KEY, openStore, seedKeys } from './lib/seed.js';
 import { alternate, arg, textArg, type Pair } from './lib/report.js';
+import { analyticsLine } from './lib/http.js';
 
 const keys = arg('keys', 100_000);
 const durationS = arg('duration', 10);
@@ -54,6 +55,7 @@ try {
   if (other !== undefined) pairs.push({ measured: { name: `baseline keyward keys.verifyKey (${baseline})`, run: other.run(`${other.base}/v2/keys.verifyKey`), pid: other.keyward.child.pid }, ceiling });
   if (off !== undefined) pairs.push({ measured: pairs[0]?.measured as Pair['measured'], ceiling: { name: 'keyward keys.verifyKey, KEYWARD_ANALYTICS=off', run: off.run(`${off.base}/v2/keys.verifyKey`), pid: off.keyward.child.pid } });
   report = alternate(rounds, durationS, pairs);
+  if (off !== undefined) report.lines.push(await analyticsLine('keyward (analytics on)', current.base));
 } finally {
   await current.keyward.stop();
   await other?.keyward.stop();
