@@ -217,7 +217,7 @@ export interface NativeModule {
   _panicForTest(): never;
 }
 
-/** Analytics events as rows: verifications and rate-limit decisions (tab-separated lines), how many of each, lines that gave none, and the earliest time of a row (Infinity: none). */
+/** decisionCounts' answer. */
 export interface DecisionCounts {
   /** keys.verifyKey answers by code. */
   outcomes: Record<string, number>;
@@ -226,6 +226,7 @@ export interface DecisionCounts {
   creditsSpent: number;
 }
 
+/** Analytics events as rows: verifications and rate-limit decisions (tab-separated lines), how many of each, lines that gave none, and the earliest time of a row (Infinity: none). */
 export type EventRows = [verifications: string, ratelimits: string, verificationRows: number, ratelimitRows: number, unread: number, minTimeMs: number];
 
 /** Every member of NativeModule, once: the compiler refuses a missing or an extra one. */

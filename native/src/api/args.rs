@@ -2,6 +2,7 @@
 //! bytes, read into a stack buffer or borrowed from the Buffer; values are Buffers.
 
 use std::borrow::Cow;
+use std::path::Path;
 
 use super::{bad, Error};
 use crate::napi::{self, napi_value, Env, Status, ValueType};
@@ -105,6 +106,15 @@ pub fn with_string_bytes<R>(env: Env, value: napi_value, f: impl FnOnce(&[u8]) -
     let mut heap = vec![0u8; env.utf8_len(value)? + 1];
     let n = env.utf8_into(value, &mut heap)?;
     Ok(Some(f(&heap[..n])))
+}
+
+/// `f` with a directory argument: a non-empty string (UTF-8), else a STORE_BAD_ARGUMENT.
+pub fn with_dir<T>(env: Env, value: napi_value, f: impl FnOnce(&Path) -> Result<T, Error>) -> Result<T, Error> {
+    with_string_bytes(env, value, |dir| match std::str::from_utf8(dir) {
+        Ok(dir) if !dir.is_empty() => f(Path::new(dir)),
+        _ => Err(bad("dir must be a non-empty path")),
+    })?
+    .ok_or_else(|| bad("dir must be a string"))?
 }
 
 /// A string argument: into `stack` when it fits, else onto the heap.

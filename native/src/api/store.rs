@@ -1,9 +1,7 @@
 //! Exports of the store API (DESIGN.md §1: get, ordered range scans, a synchronous write
 //! transaction around a JS callback) and the module's utilities, over `crate::store`.
 
-use std::path::Path;
-
-use super::args::{bool_arg, buffer_arg, buffer_mut_arg, bytes_arg, int_arg, number_arg, optional_bool_arg, table_arg, with_string_bytes, KEY_STACK};
+use super::args::{bool_arg, buffer_arg, buffer_mut_arg, bytes_arg, int_arg, number_arg, optional_bool_arg, table_arg, with_dir, with_string_bytes, KEY_STACK};
 use super::{bad, Error};
 use crate::check;
 use crate::counterlog;
@@ -34,52 +32,34 @@ pub fn open(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
         write_map,
         durable_commits: durability_disk,
     };
-    let opened = with_string_bytes(env, args[0], |dir| match std::str::from_utf8(dir) {
-        Ok(dir) if !dir.is_empty() => store::open(Path::new(dir), &opts),
-        _ => Err(StoreError::BadArgument(
-            "dir must be a non-empty path".into(),
-        )),
-    })?;
-    opened.ok_or_else(|| bad("dir must be a string"))??;
+    with_dir(env, args[0], |dir| Ok(store::open(dir, &opts)?))?;
     migrate::run()?;
     check::mark_tables()?;
     counterlog::load()?;
     Ok(env.undefined()?)
 }
 
-/// checkStore(dir: string, budgetMs: number): string — the integrity of the data file in
-/// `dir`, walked without LMDB (check.rs), as JSON; budgetMs 0: no limit.
 /// storeInUse(dir): boolean — whether another process has the store in `dir` open (a
 /// server on it: restoring over it would lose what it writes next).
 pub fn store_in_use(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
-    let in_use = with_string_bytes(env, args[0], |dir| match std::str::from_utf8(dir) {
-        Ok(dir) if !dir.is_empty() => Ok(crate::store::open_elsewhere(Path::new(dir))),
-        _ => Err(bad("dir must be a non-empty path")),
-    })?
-    .ok_or_else(|| bad("dir must be a string"))??;
+    let in_use = with_dir(env, args[0], |dir| Ok(crate::store::open_elsewhere(dir)))?;
     Ok(env.boolean(in_use)?)
 }
 
+/// checkStore(dir: string, budgetMs: number): string — the integrity of the data file in
+/// `dir`, walked without LMDB (check.rs), as JSON; budgetMs 0: no limit.
 pub fn check_store(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
     let budget_ms = number_arg(env, args[1], "budgetMs")?;
     let budget = (budget_ms > 0.0).then(|| std::time::Duration::from_secs_f64(budget_ms.min(1e9) / 1000.0));
     let expected: Vec<&str> = Table::ALL.iter().map(|t| t.name()).collect();
-    let report = with_string_bytes(env, args[0], |dir| match std::str::from_utf8(dir) {
-        Ok(dir) if !dir.is_empty() => Ok(check::check_dir(Path::new(dir), &expected, budget)),
-        _ => Err(bad("dir must be a non-empty path")),
-    })?
-    .ok_or_else(|| bad("dir must be a string"))??;
+    let report = with_dir(env, args[0], |dir| Ok(check::check_dir(dir, &expected, budget)))?;
     Ok(env.string_from_utf8(&report.json())?)
 }
 
 /// backup(dir: string): number — a compacted copy of the open store into the empty directory
 /// `dir` (store::backup); the last transaction id before it began.
 pub fn backup(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
-    let txn = with_string_bytes(env, args[0], |dir| match std::str::from_utf8(dir) {
-        Ok(dir) if !dir.is_empty() => store::backup(Path::new(dir)).map_err(Error::from),
-        _ => Err(bad("dir must be a non-empty path")),
-    })?
-    .ok_or_else(|| bad("dir must be a string"))??;
+    let txn = with_dir(env, args[0], |dir| Ok(store::backup(dir)?))?;
     Ok(env.double(txn as f64)?)
 }
 
