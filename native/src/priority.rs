@@ -9,7 +9,7 @@
 //! at most LOWER_BEHIND_MS again. Going back up from SCHED_IDLE needs a privilege (root,
 //! CAP_SYS_NICE or an RLIMIT_NICE of 20): without one, nothing is lowered.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -60,12 +60,16 @@ pub fn wanted(current: Level, queries: usize, behind: Option<i64>) -> Level {
 struct Governed {
     tids: Vec<i64>,
     level: Level,
+    /// Analytics queries running.
+    queries: usize,
 }
 
-static GOVERNED: Mutex<Governed> = Mutex::new(Governed { tids: Vec::new(), level: Level::Normal });
-static QUERIES: AtomicUsize = AtomicUsize::new(0);
+static GOVERNED: Mutex<Governed> = Mutex::new(Governed { tids: Vec::new(), level: Level::Normal, queries: 0 });
 static STARTED: AtomicBool = AtomicBool::new(false);
-static IDLE: AtomicBool = AtomicBool::new(false);
+
+fn governed() -> std::sync::MutexGuard<'static, Governed> {
+    GOVERNED.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Hands thread `tid` to the governor, which starts with the first. False (and nothing done)
 /// when this process may not take a thread back up from Idle.
@@ -80,12 +84,12 @@ pub fn govern(tid: i64) -> bool {
                 return false;
             }
             // Nothing is asked of analytics yet: the threads start at Idle, not a tick later.
-            let mut g = GOVERNED.lock().unwrap_or_else(|p| p.into_inner());
-            let level = wanted(g.level, QUERIES.load(Ordering::Relaxed), None);
+            let mut g = governed();
+            let level = wanted(g.level, g.queries, None);
             apply(&mut g, level);
         }
     }
-    let mut g = GOVERNED.lock().unwrap_or_else(|p| p.into_inner());
+    let mut g = governed();
     if !g.tids.contains(&tid) {
         set(tid, g.level);
         g.tids.push(tid);
@@ -95,20 +99,16 @@ pub fn govern(tid: i64) -> bool {
 
 /// A query starts (+1) or ends (-1). Starting one raises the threads at once.
 pub fn queries(delta: i32) {
-    let mut g = GOVERNED.lock().unwrap_or_else(|p| p.into_inner());
-    if delta > 0 {
-        QUERIES.fetch_add(1, Ordering::Relaxed);
-    } else {
-        let _ = QUERIES.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
-    }
-    if STARTED.load(Ordering::Acquire) && QUERIES.load(Ordering::Relaxed) > 0 {
+    let mut g = governed();
+    g.queries = if delta > 0 { g.queries + 1 } else { g.queries.saturating_sub(1) };
+    if STARTED.load(Ordering::Acquire) && g.queries > 0 {
         apply(&mut g, Level::Normal);
     }
 }
 
-/// Whether the governed threads are at Idle now.
+/// Whether the governed threads are at Idle now (they start at Normal, until governed).
 pub fn idle() -> bool {
-    IDLE.load(Ordering::Relaxed)
+    governed().level == Level::Idle
 }
 
 fn apply(g: &mut Governed, level: Level) {
@@ -118,7 +118,6 @@ fn apply(g: &mut Governed, level: Level) {
             set(tid, level);
         }
         g.level = level;
-        IDLE.store(level == Level::Idle, Ordering::Relaxed);
     }
 }
 
@@ -126,8 +125,8 @@ fn run() {
     loop {
         std::thread::sleep(TICK);
         let now = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
-        let mut g = GOVERNED.lock().unwrap_or_else(|p| p.into_inner());
-        let level = wanted(g.level, QUERIES.load(Ordering::Relaxed), events::waiting_since().map(|t| now - t));
+        let mut g = governed();
+        let level = wanted(g.level, g.queries, events::waiting_since().map(|t| now - t));
         apply(&mut g, level);
     }
 }
