@@ -4,7 +4,7 @@
 // long an answered verification waits before a query sees it; its p99 over the run is the
 // figure. After the run, every event recorded must be in the table (none lost).
 //   npm run bench:analytics-lag [-- --rate 20000 --duration 30 --keys 10000]
-import { createKeys, post } from './lib/http.js';
+import { createKeys, post, readMetrics } from './lib/http.js';
 import { rawPost, runOpenLoop } from './lib/openLoop.js';
 import { startKeyward } from './lib/procs.js';
 import { arg } from './lib/report.js';
@@ -51,11 +51,7 @@ try {
   const pct = (p: number): number => measured[Math.min(measured.length - 1, Math.floor((p / 100) * measured.length))] ?? NaN;
 
   // Every verification recorded (warm-up included) reaches the table.
-  const metrics = async (): Promise<(name: string) => number> => {
-    const text = await (await fetch(`${base}/metrics`)).text();
-    return (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  };
-  const recorded = on ? (await metrics())('keyward_analytics_events_recorded_total') : 0;
+  const recorded = on ? (await readMetrics(base))('keyward_analytics_events_recorded_total') : 0;
   let stored = 0;
   const until = Date.now() + 10_000;
   while (on && Date.now() < until) {
@@ -63,7 +59,7 @@ try {
     if (stored >= recorded) break;
     await new Promise((r) => setTimeout(r, 200));
   }
-  const metric = await metrics();
+  const metric = await readMetrics(base);
   process.stdout.write(
     [
       `analytics freshness on a live node${on ? '' : ' (KEYWARD_ANALYTICS=off: verifications only)'}: keys.verifyKey open-loop at ${rate.toLocaleString('en-US')}/s for ${durationS} s (after 2 s of warm-up) over ${keyCount.toLocaleString('en-US')} keys; analytics.getVerifications every ${POLL_MS} ms; keyward threads=1`,

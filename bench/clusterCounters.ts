@@ -17,7 +17,7 @@ import { startPostgres } from './lib/postgres.js';
 import { benchTempDir, startKeyward, startThrowawayRedis } from './lib/procs.js';
 import { alternate, arg, type Measured } from './lib/report.js';
 import { loadLinesLua, runWrk, type WrkResult } from './lib/wrk.js';
-import { createKeys, post } from './lib/http.js';
+import { createKeys, metricsText, post } from './lib/http.js';
 
 const keys = arg('keys', 2_000);
 const identifiers = arg('identifiers', 10_000);
@@ -44,10 +44,7 @@ function redisCommands(port: number): number {
 
 /** Calls that waited for the cluster on `base`, by need: how many, and the bucket bounds of their p50 and p99 (ms). */
 async function waits(base: string): Promise<Record<string, { count: number; p50: string; p99: string }>> {
-  // Once more if the pooled connection was one the server had closed while idle.
-  const text = await fetch(`${base}/metrics`)
-    .catch(() => fetch(`${base}/metrics`))
-    .then((r) => r.text());
+  const text = await metricsText(base);
   const out: Record<string, { count: number; p50: string; p99: string }> = {};
   for (const need of ['windows', 'credits']) {
     const buckets = [...text.matchAll(new RegExp(`keyward_cluster_wait_seconds_bucket\\{need="${need}",le="([^"]+)"\\} (\\d+)`, 'g'))].map((m) => [m[1] as string, Number(m[2])] as const);

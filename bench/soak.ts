@@ -24,7 +24,7 @@ import { native } from '../src/engine/native.js';
 import { DATA_FILE } from '../src/store/integrity.js';
 import { DEFAULT_MAP_BYTES } from '../src/config.js';
 import { benchTempDir, MAIN_JS, startKeyward } from './lib/procs.js';
-import { createKeys, post } from './lib/http.js';
+import { createKeys, post, readMetrics } from './lib/http.js';
 import { arg, median } from './lib/report.js';
 import { rssKiB } from './lib/procStats.js';
 
@@ -157,9 +157,7 @@ const samples: Sample[] = [];
 const otherStatuses = new Map<number, number>();
 
 async function metric(name: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-  return m === null ? NaN : Number(m[1]);
+  return (await readMetrics(base))(name);
 }
 
 function quantile(sorted: number[], q: number): number {

@@ -23,19 +23,27 @@ export async function createKeys(base: string, rootKey: string, apiId: string, c
   return out;
 }
 
+/** The /metrics text of the keyward at `base` (once more on a failure: fetch may reuse a connection the server closed while idle, 10 s). */
+export function metricsText(base: string): Promise<string> {
+  return fetch(`${base}/metrics`)
+    .catch(() => fetch(`${base}/metrics`))
+    .then((r) => r.text());
+}
+
+/** The plain samples of the keyward at `base`'s /metrics, read once: name → value (NaN when absent). */
+export async function readMetrics(base: string): Promise<(name: string) => number> {
+  const text = await metricsText(base);
+  return (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+}
+
 /**
  * What a keyward with analytics on did with its events over a run (its /metrics), once what
  * it buffered is written (10 s at most): an on ÷ off ratio bought by dropping events shows
  * here, and how far behind ingestion was at the end.
  */
 export async function analyticsLine(name: string, base: string): Promise<string> {
-  const read = async (): Promise<(metric: string) => number> => {
-    // Once more on a failure: fetch may reuse a connection the server closed while idle (10 s).
-    const text = await fetch(`${base}/metrics`).catch(() => fetch(`${base}/metrics`)).then((r) => r.text());
-    return (metric) => Number(new RegExp(`^${metric} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  };
-  let m = await read();
-  for (const until = Date.now() + 10_000; m('keyward_analytics_buffered_bytes') > 0 && Date.now() < until; m = await read()) await new Promise((r) => setTimeout(r, 200));
+  let m = await readMetrics(base);
+  for (const until = Date.now() + 10_000; m('keyward_analytics_buffered_bytes') > 0 && Date.now() < until; m = await readMetrics(base)) await new Promise((r) => setTimeout(r, 200));
   const n = (metric: string): string => m(`keyward_analytics_events_${metric}_total`).toLocaleString('en-US');
   return `analytics events of ${name}: ${n('recorded')} recorded, ${n('written')} written, ${n('dropped')} dropped, ${n('failed')} failed; ${m('keyward_analytics_buffered_bytes').toLocaleString('en-US')} bytes still buffered`;
 }
