@@ -27,6 +27,7 @@ use std::sync::Mutex;
 
 use crate::counterlog::{self, Key};
 use crate::fixed;
+use crate::store::{self, StoreError};
 
 /// The name of the credits record of the key `key_id`.
 pub fn record_key(key_id: &[u8]) -> Key {
@@ -36,6 +37,36 @@ pub fn record_key(key_id: &[u8]) -> Key {
 /// The name of this node's lease record of the key `key_id` (cluster mode).
 pub fn lease_key(key_id: &[u8]) -> Key {
     counterlog::named(counterlog::CREDIT_LEASE, &[key_id])
+}
+
+/// The table id under which a dry run notes credits set or deleted (dryRun): the key id, and
+/// the tuple `[remaining, refillAmount, refillDay, lastRefillAtMs]` as four f64 LE (absent:
+/// deleted). src/cluster/changes.ts reads them back.
+pub const CREDITS_WRITES: u8 = 100;
+
+/// The value a dry run notes as the credits' before: none that a set leaves (an empty
+/// value), so that every set and delete is kept. PostgreSQL takes credits as they are set
+/// (the cluster's balance is not the one this node knows), so a set equal to what this node
+/// knew is still a set, and a delete is one even where this node had no balance.
+pub fn any_before() -> Result<Option<Vec<u8>>, StoreError> {
+    Ok(Some(Vec::new()))
+}
+
+/// The key id a credits record may be named by (no '/').
+pub fn checked_key_id(key_id: &[u8]) -> Result<&[u8], StoreError> {
+    if key_id.contains(&b'/') {
+        return Err(StoreError::BadArgument("keyId must not contain '/'".into()));
+    }
+    Ok(key_id)
+}
+
+/// Sets the key's balance (inside a write transaction): a record change, noted by a dry run.
+pub fn set(key_id: &[u8], c: &Credits) -> Result<(), StoreError> {
+    let key_id = checked_key_id(key_id)?;
+    let tuple: Vec<u8> = [c.remaining, c.refill_amount, c.refill_day, c.last_refill_at_ms].iter().flat_map(|v| (*v as f64).to_le_bytes()).collect();
+    store::note_written(CREDITS_WRITES, key_id, any_before, Some(&tuple))?;
+    store::note_records_change()?;
+    counterlog::put(&record_key(key_id), &c.encode())
 }
 
 pub const RECORD_BYTES: usize = 32;
@@ -56,6 +87,14 @@ pub struct Credits {
 const EXHAUSTED_BIT: i64 = 1 << 40;
 
 impl Credits {
+    /// A balance as a caller sets it (one node, no epoch), if in range: remaining ≥ 0;
+    /// refill_amount −1 (none) or ≥ 1; refill_day 0 or 1–31.
+    pub fn new(remaining: i64, refill_amount: i64, refill_day: i64, last_refill_at_ms: i64) -> Option<Credits> {
+        let c = Credits { remaining, refill_amount, refill_day, last_refill_at_ms, epoch: 0, exhausted: false };
+        let in_range = c.remaining >= 0 && (c.refill_amount == -1 || c.refill_amount >= 1) && (0..=31).contains(&c.refill_day);
+        in_range.then_some(c)
+    }
+
     pub fn decode(bytes: &[u8]) -> Option<Credits> {
         let [remaining, refill_amount, packed, last_refill_at_ms] = fixed::read_i64s::<4>(bytes)?;
         Some(Credits { remaining, refill_amount, refill_day: packed & 0xff, last_refill_at_ms, epoch: (packed >> 8) as u32, exhausted: packed & EXHAUSTED_BIT != 0 })

@@ -10,7 +10,7 @@
 //! counters of the hot calls), `shared` (rate-limit windows a cluster shares through Redis),
 //! `verify` and `limit` (the hot procedures), `body` (their
 //! request readers), `context` (the hot calls' context layout), `window`, `credits`,
-//! `permissions` (pure rules), `priority` (the analytics threads' priority), `records`/`msgpack` (the stored records' codec), `verified`
+//! `permissions` (pure rules), `groups` (write plans: many checks and writes in one call), `priority` (the analytics threads' priority), `records`/`msgpack` (the stored records' codec), `verified`
 //! (the verification cache), `migrate` (store layout upgrades at open). `ffi` is the only
 //! module that calls foreign code (LMDB, the C library, and the Node-API subset it declares
 //! by hand, `ffi::napi`): every `unsafe` of the crate is there.
@@ -25,6 +25,7 @@ mod event_rows;
 mod events;
 mod migrate;
 mod fixed;
+mod groups;
 mod hash;
 mod hot;
 mod json;
@@ -74,6 +75,7 @@ exports! {
     c"getInto" => api::store::get_into,
     c"put" => api::store::put,
     c"del" => api::store::del,
+    c"writeGroups" => api::store::write_groups,
     c"range" => api::store::range,
     c"rangePacked" => api::store::range_packed,
     c"eventsSet" => api::events::events_set,

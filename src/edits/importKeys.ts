@@ -2,6 +2,9 @@
 // written in one transaction, all of them or none. A call of a thousand keys is tens of
 // milliseconds of work, so a one-node server runs it on a pool thread (`run`, through
 // workers/jobs.ts), where it holds neither the serving thread nor, while drafting, the writer.
+// The writes of most keys are drafted too, as a write plan (store/writePlan.ts) that the
+// transaction runs in one engine call: the writer, which the hot calls wait for, is held for
+// the writes alone.
 import { newId } from '../domain/ids.js';
 import { legacyHashShape, storedHash } from '../domain/legacyHash.js';
 import { ApiError } from '../errors/apiError.js';
@@ -9,10 +12,11 @@ import { apiNotFound, invalidInput, migrationNotFound, transportedError } from '
 import { DEFAULT_BYTE_LENGTH } from '../schemas/keys.js';
 import { findApi } from '../store/apis.js';
 import { asStorageError, direct } from '../store/db.js';
-import { findMigration, hashTaken } from '../store/migrations.js';
+import { findMigration, hashTaken, planHashFree } from '../store/migrations.js';
+import { GROUP, WritePlan } from '../store/writePlan.js';
 import type { PoolReply, StoreOpening } from '../workers/jobs.js';
 import { native } from '../engine/native.js';
-import { draftKey, encodeEarly, insertEarlyKey, insertKey, type EarlyKey, type NewKey, type NewKeyFields } from './newKey.js';
+import { draftKey, encodeEarly, insertKey, planEarlyKey, type NewKey, type NewKeyFields } from './newKey.js';
 import type { PlannedIdentity } from '../store/identities.js';
 
 export interface MigrateKeysInput {
@@ -26,12 +30,19 @@ export interface MigrateKeysResult {
   failed: string[];
 }
 
-/** A key of the call: the hash it came with, where it is stored, its record, and that encoded when it could be (newKey.ts encodeEarly). */
+/** A key of the call: the hash it came with, where it is stored, its record, and how it is to be written. */
 interface Drafted {
   hash: string;
   at: Buffer;
   draft: NewKey;
-  early: EarlyKey | undefined;
+  /** Its group in the call's plan (newKey.ts planEarlyKey); 'repeat': its hash came earlier in the call (failed); 'insert': insertKey writes it. */
+  write: number | 'repeat' | 'insert';
+}
+
+/** The call's keys, drafted, and the plan of the writes of those that could be planned. */
+export interface DraftedImport {
+  keys: Drafted[];
+  plan: WritePlan;
 }
 
 /**
@@ -39,38 +50,49 @@ interface Drafted {
  * the workspace, 400 for a hash that is not of the migration's algorithm or a field that is
  * not valid.
  */
-export function draftImport(input: MigrateKeysInput, workspaceId: string, nowMs: number): Drafted[] {
+export function draftImport(input: MigrateKeysInput, workspaceId: string, nowMs: number): DraftedImport {
   const migration = findMigration(workspaceId, input.migrationId);
   if (migration === undefined) throw migrationNotFound(input.migrationId);
   if (findApi(workspaceId, input.apiId) === undefined) throw apiNotFound(input.apiId);
   const identities = new Map<string, PlannedIdentity>();
-  return input.keys.map((k, i) => {
+  const plan = new WritePlan();
+  const seen = new Set<string>();
+  const keys = input.keys.map((k, i): Drafted => {
     const at = storedHash(migration.algorithm, migration.id, k.hash);
     if (at === undefined) throw invalidInput(`body.keys[${i}].hash`, `is not a hash of migration ${migration.id} (${migration.algorithm}): expected ${legacyHashShape(migration.algorithm)}`);
     // A reroll of a migrated key makes a keyward key of the default shape (16 bytes, no prefix).
     const identity = { id: newId('key', nowMs), apiId: input.apiId, workspaceId, hash: at.toString('base64'), start: '', byteLength: DEFAULT_BYTE_LENGTH };
     const draft = draftKey(identity, k, nowMs, `body.keys[${i}]`);
-    return { hash: k.hash, at, draft, early: encodeEarly(draft, identities, nowMs) };
+    if (seen.has(identity.hash)) return { hash: k.hash, at, draft, write: 'repeat' };
+    seen.add(identity.hash);
+    const early = encodeEarly(draft, identities, nowMs);
+    if (early === undefined) return { hash: k.hash, at, draft, write: 'insert' };
+    const group = plan.group();
+    planHashFree(plan, at);
+    planEarlyKey(plan, early);
+    return { hash: k.hash, at, draft, write: group };
   });
+  return { keys, plan };
 }
 
 /**
  * Writes the drafted keys, inside the caller's transaction: a hash already stored, or twice
  * in the call, is failed; identities, permissions and roles are found or created.
  */
-export function writeImport(workspaceId: string, apiId: string, drafts: readonly Drafted[], nowMs: number): MigrateKeysResult {
+export function writeImport(workspaceId: string, apiId: string, { keys, plan }: DraftedImport, nowMs: number): MigrateKeysResult {
   // The API may have been deleted since the drafts were made.
   if (findApi(workspaceId, apiId) === undefined) throw apiNotFound(apiId);
+  const outcomes = plan.groups > 0 ? plan.run() : undefined;
   const result: MigrateKeysResult = { migrated: [], failed: [] };
-  const taken = new Set<string>();
-  for (const { hash, at, draft, early } of drafts) {
-    const stored = draft.record.hash;
-    if (taken.has(stored) || hashTaken(at)) {
+  for (const { hash, at, draft, write } of keys) {
+    const outcome = typeof write === 'number' ? outcomes?.[write] : undefined;
+    const taken = write === 'repeat' || outcome === GROUP.present || (write === 'insert' && hashTaken(at));
+    if (taken) {
       result.failed.push(hash);
       continue;
     }
-    taken.add(stored);
-    if (early === undefined || !insertEarlyKey(early)) insertKey(draft, 'found-or-created', nowMs);
+    // Planned and written, or to be written here: not planned, or its identity changed since the plan.
+    if (outcome !== GROUP.written) insertKey(draft, 'found-or-created', nowMs);
     result.migrated.push({ hash, keyId: draft.record.id });
   }
   return result;

@@ -6,10 +6,11 @@ import { ratelimitDefs, refillTuple, type RatelimitInput, type RefillInput } fro
 import { metaJson } from '../fields/meta.js';
 import type { CreditsTuple } from '../engine/native.js';
 import { encode } from '../store/db.js';
-import { holdIdentity, planIdentity, upsertIdentity, type PlannedIdentity } from '../store/identities.js';
-import { saveKey, writeCredits } from '../store/keys.js';
+import { planHoldIdentity, planIdentity, upsertIdentity, type PlannedIdentity } from '../store/identities.js';
+import { putPlainNewKey, saveKey, writeCredits } from '../store/keys.js';
 import { ensurePermissions, findRole, insertRole, requireRoles } from '../store/permissions.js';
 import type { KeyRecord } from '../store/records.js';
+import type { WritePlan } from '../store/writePlan.js';
 
 export interface NewKeyFields {
   name?: string;
@@ -99,16 +100,16 @@ export function insertKey(draft: NewKey, roles: 'existing' | 'found-or-created',
   return record;
 }
 
-function writeNewKey(draft: NewKey, encoded?: Buffer): void {
-  saveKey(draft.record, undefined, encoded);
+function writeNewKey(draft: NewKey): void {
+  saveKey(draft.record, undefined);
   if (draft.credits !== undefined) writeCredits(draft.record.id, draft.credits);
 }
 
 /**
- * A drafted key encoded ahead of its transaction (keys.migrateKeys: encoding it and finding
- * its identity then hold no writer), with the identity it was drafted against. Only keys
- * without roles or permissions (those are found or created in the transaction) and whose
- * externalId does not look like an identity id.
+ * A drafted key encoded ahead of its transaction (keys.migrateKeys: encoding it, finding its
+ * identity and writing down its writes then hold no writer), with the identity it was
+ * drafted against. Only keys without roles or permissions (those are found or created in
+ * the transaction) and whose externalId does not look like an identity id.
  */
 export interface EarlyKey {
   draft: NewKey;
@@ -134,11 +135,13 @@ export function encodeEarly(draft: NewKey, identities: Map<string, PlannedIdenti
 }
 
 /**
- * Writes an early key inside the caller's transaction when its identity is still as planned
- * (true); false: nothing was written, and insertKey must write the draft.
+ * An early key's writes, as a group of `plan`: its identity still as planned (written if it
+ * was to be created), then its rows and credits. The group's outcome GROUP.heldOtherwise:
+ * the externalId changed since, and insertKey must write the draft.
  */
-export function insertEarlyKey(early: EarlyKey): boolean {
-  if (early.identity !== undefined && !holdIdentity(early.draft.record.workspaceId, early.identity)) return false;
-  writeNewKey(early.draft, early.encoded);
-  return true;
+export function planEarlyKey(plan: WritePlan, early: EarlyKey): void {
+  const { record, credits } = early.draft;
+  if (early.identity !== undefined) planHoldIdentity(plan, record.workspaceId, early.identity);
+  putPlainNewKey(record, early.encoded, plan);
+  if (credits !== undefined) plan.credits(record.id, credits);
 }

@@ -7,7 +7,7 @@
 //  - one LMDB environment per process, opened by `open` and shared by every worker thread;
 //  - store keys are strings (UTF-8) or Buffers of 1..511 bytes, values are opaque Buffers;
 //    tables are named by tables.ts's names;
-//  - `put`/`del`/`creditsSet`/`creditsDelete` only inside `transaction(fn)`, which commits when
+//  - `put`/`del`/`writeGroups`/`creditsSet`/`creditsDelete` only inside `transaction(fn)`, which commits when
 //    fn returns and aborts when it throws. fn may be run more than once (the map grew and the
 //    txn was retried), so it must have no effect outside the store;
 //  - the hot procedures (verifyKey, limit, multiLimit) take the request's JSON bytes and a
@@ -74,6 +74,11 @@ export interface NativeModule {
   getInto(table: Table, key: StoreKey, out: Buffer): number;
   put(table: Table, key: StoreKey, value: Buffer): void;
   del(table: Table, key: StoreKey): boolean;
+  /**
+   * Runs a write plan (src/store/writeGroups.ts writes it, native/src/groups.rs lays it out):
+   * the checks and writes of many records in one call, one outcome byte per group.
+   */
+  writeGroups(plan: Buffer): Buffer;
   /** Ascending `start <= key < end`, at most `limit`, flat `[k0, v0, k1, v1, …]`. */
   range(table: Table, start: StoreKey, end: StoreKey | null, limit: number): Buffer[];
   /** What `range` finds in one Buffer, per entry `[u32 LE key length][key][u32 LE value length][value]` (whole-table walks). */
@@ -231,7 +236,7 @@ export type EventRows = [verifications: string, ratelimits: string, verification
 
 /** Every member of NativeModule, once: the compiler refuses a missing or an extra one. */
 const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
-  open: true, close: true, tables: true, get: true, getInto: true, put: true, del: true, range: true, rangePacked: true, eventsSet: true, eventsCounts: true, decisionCounts: true, eventsRows: true, eventsTake: true, transaction: true, dryRun: true,
+  open: true, close: true, tables: true, get: true, getInto: true, put: true, del: true, writeGroups: true, range: true, rangePacked: true, eventsSet: true, eventsCounts: true, decisionCounts: true, eventsRows: true, eventsTake: true, transaction: true, dryRun: true,
   sync: true, stats: true, warm: true, rootKeysVersion: true, creditsGet: true, creditsSet: true, creditsDelete: true,
   creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true, windowsDrain: true, windowsTake: true, windowsLearn: true, windowsRelease: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,

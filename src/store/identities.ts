@@ -1,9 +1,13 @@
 // Identities in the store (records.ts IdentityRecord). Inside the caller's transaction.
 import { newId } from '../domain/ids.js';
 import { identityExists } from '../errors/errors.js';
-import { getRecord, putRecord } from './db.js';
-import { idxGet, idxPut } from './indexes.js';
+import { native } from '../engine/native.js';
+import { encode, getRecord, putRecord } from './db.js';
+import { idxGet } from './indexes.js';
 import { IDX, type IdentityRecord, type RatelimitDef } from './records.js';
+import type { Puts, WritePlan } from './writePlan.js';
+
+const EMPTY = Buffer.alloc(0);
 
 export function findIdentity(workspaceId: string, idOrExternalId: string): IdentityRecord | undefined {
   const byId = idOrExternalId.startsWith('id_') ? getRecord<IdentityRecord>('identities', idOrExternalId) : undefined;
@@ -46,23 +50,21 @@ export function planIdentity(workspaceId: string, externalId: string, nowMs: num
 }
 
 /**
- * Inside the caller's transaction: whether the externalId still points at the planned
- * identity, writing it when it was to be created and still is missing (a later key of the
- * same plan then finds it written).
+ * In a write plan: its group goes on only while the externalId points at the planned
+ * identity, which is written when it was to be created and still is missing (a later group
+ * of the same plan then finds it written).
  */
-export function holdIdentity(workspaceId: string, planned: PlannedIdentity): boolean {
-  const now = idxGet(IDX.identExt(workspaceId, planned.externalId));
-  if (now === planned.id) return true;
-  if (now !== undefined || planned.created === undefined) return false;
-  putIdentity(planned.created);
-  return true;
+export function planHoldIdentity(plan: WritePlan, workspaceId: string, planned: PlannedIdentity): void {
+  plan.holds('indexes', IDX.identExt(workspaceId, planned.externalId), Buffer.from(planned.id, 'utf8'), () => {
+    if (planned.created !== undefined) putIdentity(planned.created, plan);
+  });
 }
 
-/** Writes an identity whose externalId is free in its workspace, and its indexes. */
-export function putIdentity(record: IdentityRecord): void {
-  putRecord('identities', record.id, record);
-  idxPut(IDX.identExt(record.workspaceId, record.externalId), record.id);
-  idxPut(IDX.wsIdent(record.workspaceId) + record.id);
+/** Writes an identity whose externalId is free in its workspace, and its indexes (into the transaction, or `to`). */
+export function putIdentity(record: IdentityRecord, to: Puts = native): void {
+  to.put('identities', record.id, encode(record));
+  to.put('indexes', IDX.identExt(record.workspaceId, record.externalId), Buffer.from(record.id, 'utf8'));
+  to.put('indexes', IDX.wsIdent(record.workspaceId) + record.id, EMPTY);
 }
 
 /** The identity with this externalId, created (no meta, no limits) when missing. */

@@ -7,6 +7,9 @@ import { encode, getBytes, getRecord, putText } from './db.js';
 import { idxDel, idxGet, idxPut } from './indexes.js';
 import { IDX, type ApiRecord, type KeyRecord } from './records.js';
 import { withoutGone } from './gone.js';
+import type { Puts } from './writePlan.js';
+
+const EMPTY = Buffer.alloc(0);
 
 /**
  * The hash index key: raw SHA-256 of the whole key string, computed by the engine that looks
@@ -46,13 +49,30 @@ export function saveKey(written: KeyRecord, previous: KeyRecord | undefined, enc
   // A permission deleted but not yet taken off every key (store/gone.ts) is not written back.
   const permissions = withoutGone(written.workspaceId, written.permissions);
   const record = permissions === written.permissions ? written : { ...written, permissions: [...permissions] };
+  const value = record === written && encoded !== undefined ? encoded : encode(record);
+  if (previous === undefined && record.permissions.length === 0 && record.roleIds.length === 0) {
+    putPlainNewKey(record, value);
+    return;
+  }
   const hash = Buffer.from(record.hash, 'base64');
-  native.put('key_records', hash, record === written && encoded !== undefined ? encoded : encode(record));
+  native.put('key_records', hash, value);
   if (previous === undefined) {
     native.put('keys', record.id, hash);
     putText('api_keys', `${record.apiId}/${record.id}`, record.id);
   }
   syncReverseIndexes(record, previous);
+}
+
+/**
+ * What saveKey writes for a new key without permissions or roles (`encoded` its record), into
+ * the transaction or `to` (a write plan: keys.migrateKeys).
+ */
+export function putPlainNewKey(record: KeyRecord, encoded: Buffer, to: Puts = native): void {
+  const hash = Buffer.from(record.hash, 'base64');
+  to.put('key_records', hash, encoded);
+  to.put('keys', record.id, hash);
+  to.put('api_keys', `${record.apiId}/${record.id}`, Buffer.from(record.id, 'utf8'));
+  if (record.identityId !== undefined) to.put('indexes', IDX.identKey(record.identityId) + record.id, EMPTY);
 }
 
 function syncReverseIndexes(record: KeyRecord | undefined, previous: KeyRecord | undefined): void {

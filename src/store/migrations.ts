@@ -10,6 +10,7 @@ import { decode, getRecord, has, putRecord, scanPrefixAll } from './db.js';
 import { idxHas, idxPut } from './indexes.js';
 import { saveKey } from './keys.js';
 import type { KeyRecord } from './records.js';
+import type { WritePlan } from './writePlan.js';
 
 export interface MigrationRecord {
   id: string;
@@ -57,6 +58,12 @@ export function keyAtHash(hash: Buffer): KeyRecord | undefined {
 /** `moved/<base64 placeholder>` → keyId: a placeholder whose key moved (so its hash is not migrated again). */
 const movedEntry = (placeholder: Buffer) => `${MOVED_PREFIX}${placeholder.toString('base64')}`;
 const MOVED_PREFIX = 'migration_moved/';
+
+/** hashTaken in a write plan: its group goes on only where no key was ever stored under `hash`. */
+export function planHashFree(plan: WritePlan, hash: Buffer): void {
+  plan.absent('key_records', hash);
+  plan.absent('indexes', movedEntry(hash));
+}
 
 /** Whether a key was ever stored under `hash`: it is, or it was a placeholder whose key moved. */
 export function hashTaken(hash: Buffer): boolean {

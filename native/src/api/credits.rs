@@ -8,22 +8,9 @@
 use super::args::{bool_arg, int_arg, key_id_arg, KEY_STACK};
 use super::{bad, Error};
 use crate::counterlog;
-use crate::credits::{self, Credits, Lease};
+use crate::credits::{self, any_before, Credits, Lease, CREDITS_WRITES};
 use crate::napi::{napi_value, Env};
 use crate::store::{self, View};
-
-/// The table id under which a dry run notes credits set or deleted (dryRun): the key id, and
-/// the tuple `[remaining, refillAmount, refillDay, lastRefillAtMs]` as four f64 LE (absent:
-/// deleted). src/cluster/changes.ts reads them back.
-pub const CREDITS_WRITES: u8 = 100;
-
-/// The value a dry run notes as the credits' before: none that a set leaves (an empty
-/// value), so that every set and delete is kept. PostgreSQL takes credits as they are set
-/// (the cluster's balance is not the one this node knows), so a set equal to what this node
-/// knew is still a set, and a delete is one even where this node had no balance.
-fn any_before() -> Result<Option<Vec<u8>>, crate::store::StoreError> {
-    Ok(Some(Vec::new()))
-}
 
 fn stored(v: &View<'_>, key_id: &[u8]) -> Result<Option<Credits>, Error> {
     Ok(counterlog::get(v, &credits::record_key(key_id))?.and_then(|c| Credits::decode(&c)))
@@ -69,18 +56,9 @@ pub fn credits_get(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error
 }
 
 fn credits_args(env: Env, args: &[napi_value]) -> Result<Credits, Error> {
-    let c = Credits {
-        remaining: int_arg(env, args[0], "remaining")?,
-        refill_amount: int_arg(env, args[1], "refillAmount")?,
-        refill_day: int_arg(env, args[2], "refillDay")?,
-        last_refill_at_ms: int_arg(env, args[3], "lastRefillAtMs")?,
-        epoch: 0,
-        exhausted: false,
-    };
-    if c.remaining < 0 || c.refill_amount < -1 || c.refill_amount == 0 || !(0..=31).contains(&c.refill_day) {
-        return Err(bad("credits out of range"));
-    }
-    Ok(c)
+    let [remaining, refill_amount, refill_day, last_refill_at_ms] =
+        [(0, "remaining"), (1, "refillAmount"), (2, "refillDay"), (3, "lastRefillAtMs")].map(|(i, what)| int_arg(env, args[i], what));
+    Credits::new(remaining?, refill_amount?, refill_day?, last_refill_at_ms?).ok_or_else(|| bad("credits out of range"))
 }
 
 /// creditsSet(keyId, remaining, refillAmount, refillDay, lastRefillAtMs): void — inside a
@@ -89,11 +67,7 @@ pub fn credits_set(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error
     let mut stack = [0u8; KEY_STACK];
     let key = key_id_arg(env, args[0], &mut stack)?;
     let c = credits_args(env, &args[1..])?;
-    let key_id = credits_key_id(key)?;
-    let tuple: Vec<u8> = [c.remaining, c.refill_amount, c.refill_day, c.last_refill_at_ms].iter().flat_map(|v| (*v as f64).to_le_bytes()).collect();
-    store::note_written(CREDITS_WRITES, key_id, any_before, Some(&tuple))?;
-    store::note_records_change()?;
-    counterlog::put(&credits::record_key(key_id), &c.encode())?;
+    credits::set(key, &c)?;
     Ok(env.undefined()?)
 }
 
@@ -199,8 +173,5 @@ pub fn leases_low(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
 
 /// A key id as keyward makes them (no '/'); anything else is a caller's mistake.
 fn credits_key_id(key: &[u8]) -> Result<&[u8], Error> {
-    if key.contains(&b'/') {
-        return Err(bad("keyId must not contain '/'"));
-    }
-    Ok(key)
+    Ok(credits::checked_key_id(key)?)
 }

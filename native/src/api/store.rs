@@ -5,6 +5,7 @@ use super::args::{bool_arg, buffer_arg, buffer_mut_arg, bytes_arg, int_arg, numb
 use super::{bad, Error};
 use crate::check;
 use crate::counterlog;
+use crate::groups;
 use crate::hash;
 use crate::meta;
 use crate::migrate;
@@ -122,6 +123,15 @@ pub fn del(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
     Ok(env.boolean(existed)?)
 }
 
+/// writeGroups(plan: Buffer): Buffer — only inside transaction(): runs a write plan
+/// (groups.rs lays it out), one outcome byte per group (0 written, 1 a key that had to be
+/// absent is present, 2 a key held another value).
+pub fn write_groups(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
+    let plan = buffer_arg(env, args[0], "plan")?;
+    let outcomes = groups::run(plan)?;
+    Ok(env.buffer_copy(&outcomes)?)
+}
+
 /// The arguments of range / rangePacked, `(table, start, end | null, limit)`, handed to `f`.
 fn with_range_args<T>(
     env: Env,
@@ -199,7 +209,7 @@ pub fn transaction(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error
 /// dryRun(fn: () => T): [T, Buffer] — runs fn as `transaction` does (it may be re-run after
 /// the map grew) but never commits: returns fn's value and what it wrote (store::dry_run:
 /// record puts and deletes with each key's value before and after, and credits under
-/// api::credits::CREDITS_WRITES), encoded as store::encode_written lays it out.
+/// credits::CREDITS_WRITES), encoded as store::encode_written lays it out.
 pub fn dry_run(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     let f = args[0];
     if env.type_of(f)? != ValueType::Function {

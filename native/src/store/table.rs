@@ -60,6 +60,11 @@ impl Table {
         Table::ALL.into_iter().find(|t| t.name().as_bytes() == name)
     }
 
+    /// The table of an id (`id`); `None` for ids not in the list.
+    pub fn from_id(id: u8) -> Option<Table> {
+        Table::ALL.get(usize::from(id)).copied()
+    }
+
     /// The table's LMDB name.
     pub fn name(self) -> &'static str {
         Table::NAMES[self.index()]
@@ -84,6 +89,7 @@ mod tests {
     fn table_names_resolve_both_ways() {
         for table in Table::ALL {
             assert_eq!(Table::from_name(table.name().as_bytes()), Some(table));
+            assert_eq!(Table::from_id(table.id()), Some(table));
         }
         assert_eq!(Table::ALL.map(|t| t.index()), std::array::from_fn(|i| i), "ids in list order");
         assert_eq!(Table::from_name(b"counter_log"), Some(Table::COUNTER_LOG));
