@@ -19,6 +19,10 @@
 //    case-sensitive names (countIf) are matched case-insensitively;
 //  - every object of the tree is visited and any node kind this module does not know is
 //    refused: a newer DuckDB that adds a clause gets a 400, not an unchecked pass;
+//  - a select-list item without an alias is named as ClickHouse names it (`count()`,
+//    `countIf(equals(outcome, 'VALID'))`, clickhouseName), so that rows read the same as
+//    Unkey's; this reads the query's text, for the spelling of function names, which the
+//    parser lowercases (the checks still never do);
 //  - last, the SQL about to be returned is parsed again and checked on its own
 //    (assertConfined): stored tables appear only as the FROM of a scope-filtered public
 //    SELECT, and only allowed functions are called. A failure there is a bug (here or in
@@ -64,7 +68,7 @@ export async function translate(query: string, scope: Scope, parser: SqlParser, 
   const parsed = await parser.serialize(query);
   const publics = await views.of(scope, parser);
   try {
-    const node = new Translation(scope.kind, publics).query(userStatement(parseJson(parsed), query), ROOT);
+    const node = new Translation(scope.kind, publics, Buffer.from(query, 'utf8')).query(userStatement(parseJson(parsed), query), ROOT);
     const sql = await parser.deserialize(stringifyJson({ error: false, statements: [{ node, named_param_map: [] }] }));
     assertConfined(parseJson(await parser.serialize(sql)), publics);
     return sql;
@@ -643,6 +647,104 @@ const isTypeInfo = (type: string): boolean => type.endsWith('_TYPE_INFO');
 const PUBLIC_NAMES = { verifications: VERIFICATION_TABLES, ratelimits: RATELIMIT_TABLES } as const;
 const PROCEDURE = { verifications: 'analytics.getVerifications', ratelimits: 'analytics.getRatelimits' } as const;
 
+// ── ClickHouse's names of unaliased columns ───────────────────────────────────────────
+
+/** ClickHouse's function for each DuckDB operator, comparison and connective. */
+const CLICKHOUSE_OPERATORS: Record<string, string> = {
+  '+': 'plus', '-': 'minus', '*': 'multiply', '/': 'divide', '//': 'intDiv', '%': 'modulo', '||': 'concat',
+  '~~': 'like', '!~~': 'notLike', '~~*': 'ilike', '!~~*': 'notILike',
+  COMPARE_EQUAL: 'equals', COMPARE_NOTEQUAL: 'notEquals', COMPARE_LESSTHAN: 'less', COMPARE_GREATERTHAN: 'greater',
+  COMPARE_LESSTHANOREQUALTO: 'lessOrEquals', COMPARE_GREATERTHANOREQUALTO: 'greaterOrEquals',
+  CONJUNCTION_AND: 'and', CONJUNCTION_OR: 'or', OPERATOR_NOT: 'not', OPERATOR_IS_NULL: 'isNull', OPERATOR_IS_NOT_NULL: 'isNotNull',
+  COMPARE_IN: 'in', COMPARE_NOT_IN: 'notIn',
+};
+
+/** What the parser makes of `INTERVAL n UNIT`, as ClickHouse names it. */
+const CLICKHOUSE_INTERVALS: Record<string, string> = {
+  to_seconds: 'toIntervalSecond', to_minutes: 'toIntervalMinute', to_hours: 'toIntervalHour', to_days: 'toIntervalDay',
+  to_weeks: 'toIntervalWeek', to_months: 'toIntervalMonth', to_years: 'toIntervalYear',
+};
+
+/** The token of the query's text at a node's location matching `re` (sticky), if it has a location. */
+function tokenAt(e: Node, text: Buffer, re: RegExp): string | undefined {
+  const at = e.query_location;
+  if (typeof at !== 'number' || at >= text.length) return undefined;
+  const m = re.exec(text.toString('utf8', at, Math.min(text.length, at + 256)));
+  return m?.[0];
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*/;
+const NUMBER = /^[0-9][0-9.]*(?:[eE][+-]?[0-9]+)?/;
+
+/**
+ * The name ClickHouse gives the column of an unaliased expression (its analyzer's: functions
+ * as written, operators as the functions they are, `count(*)` as `count()`, strings in single
+ * quotes), or undefined for expressions it names in ways not followed here (CASE, CAST,
+ * lambdas, subqueries, window functions), which keep DuckDB's name.
+ */
+export function clickhouseName(e: Node, text: Buffer): string | undefined {
+  const all = (xs: Json[]): string | undefined => {
+    const names = xs.map((x) => clickhouseName(object(x), text));
+    return names.every((n) => n !== undefined) ? names.join(', ') : undefined;
+  };
+  const call = (name: string, xs: Json[]): string | undefined => {
+    const args = all(xs);
+    return args === undefined ? undefined : `${name}(${args})`;
+  };
+  switch (e.class) {
+    case 'COLUMN_REF':
+      return array(e.column_names).map(string).join('.');
+    case 'CONSTANT': {
+      const value = object(e.value);
+      if (value.is_null === true) return 'NULL';
+      const type = string(object(value.type).id);
+      if (type === 'VARCHAR') return `'${string(value.value).replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+      return tokenAt(e, text, NUMBER);
+    }
+    case 'CAST': {
+      // `true` / `false` are a cast of 't' / 'f' the parser adds (no location of its own).
+      const child = object(e.child);
+      const value = child.class === 'CONSTANT' ? object(child.value).value : undefined;
+      if (object(e.cast_type).id === 'BOOLEAN' && typeof e.query_location !== 'number' && (value === 't' || value === 'f')) return value === 't' ? 'true' : 'false';
+      return undefined;
+    }
+    case 'COMPARISON':
+      return call(CLICKHOUSE_OPERATORS[string(e.type)] ?? '', [e.left ?? null, e.right ?? null]);
+    case 'CONJUNCTION':
+      return call(CLICKHOUSE_OPERATORS[string(e.type)] ?? '', array(e.children));
+    case 'OPERATOR': {
+      const name = CLICKHOUSE_OPERATORS[string(e.type)];
+      if (name === undefined) return undefined;
+      const [first, ...rest] = array(e.children);
+      if (name !== 'in' && name !== 'notIn') return call(name, array(e.children));
+      const list = all(rest);
+      const x = first === undefined ? undefined : clickhouseName(object(first), text);
+      return x === undefined || list === undefined ? undefined : `${name}(${x}, (${list}))`;
+    }
+    case 'FUNCTION': {
+      if (present(e.filter) || array(object(e.order_bys).orders).length > 0) return undefined;
+      const fname = string(e.function_name);
+      const children = array(e.children);
+      if (e.is_operator === true) {
+        const name = fname === '-' && children.length === 1 ? 'negate' : CLICKHOUSE_OPERATORS[fname];
+        return name === undefined ? undefined : call(name, children);
+      }
+      const interval = CLICKHOUSE_INTERVALS[fname];
+      if (interval !== undefined) {
+        // INTERVAL n UNIT: to_<unit>(CAST(trunc(CAST(n AS DOUBLE)) AS INTEGER)), n where the text has it.
+        const n = tokenAt(e, text, NUMBER);
+        return n === undefined ? undefined : `${interval}(${n})`;
+      }
+      const written = tokenAt(e, text, IDENTIFIER);
+      if (fname === 'count_star') return `${written ?? 'count'}()`;
+      const name = written !== undefined && written.toLowerCase() === fname ? written : fname;
+      return call(e.distinct === true ? `${name}Distinct` : name, children);
+    }
+    default:
+      return undefined;
+  }
+}
+
 /**
  * One query's translation: a generic walk of the tree (visit) that hands expressions,
  * FROM items and query nodes to their handlers, which check them, rewrite them in place and
@@ -657,6 +759,8 @@ class Translation {
   constructor(
     private readonly kind: Scope['kind'],
     private readonly publics: ReadonlyMap<string, PublicView>,
+    /** The query's text, as the parser's locations count it (UTF-8 bytes). */
+    private readonly text: Buffer,
   ) {}
 
   /** A query node (SELECT, set operation), translated in place; its output columns are remembered. */
@@ -682,7 +786,9 @@ class Translation {
     const columns: Columns = new Map();
     let known = true;
     node.select_list = array(node.select_list).map((item) => {
-      const e = this.expression(object(item), inner);
+      const original = object(item);
+      if (original.alias === '' && original.class !== 'COLUMN_REF' && original.class !== 'STAR') original.alias = clickhouseName(original, this.text) ?? '';
+      const e = this.expression(original, inner);
       const ty = this.typeOf(e);
       const alias = typeof e.alias === 'string' ? e.alias.toLowerCase() : '';
       if (alias !== '') inner.aliases.set(alias, ty);

@@ -601,6 +601,37 @@ describe('ClickHouse functions', () => {
   });
 });
 
+describe('unaliased columns, named as ClickHouse names them', () => {
+  it.each([
+    ['count()', 'count()'],
+    ['count(*)', 'count()'],
+    ['COUNT(*)', 'COUNT()'],
+    ["countIf(outcome = 'VALID')", "countIf(equals(outcome, 'VALID'))"],
+    ['sum(spent_credits) + 1', 'plus(sum(spent_credits), 1)'],
+    ['-sum(spent_credits)', 'negate(sum(spent_credits))'],
+    ['uniq(key_id)', 'uniq(key_id)'],
+    ['count(DISTINCT key_id)', 'countDistinct(key_id)'],
+    ['max(toStartOfHour(time))', 'max(toStartOfHour(time))'],
+    ["sumIf(spent_credits, outcome IN ('VALID', 'RATE_LIMITED') AND key_id != 'x')", "sumIf(spent_credits, and(in(outcome, ('VALID', 'RATE_LIMITED')), notEquals(key_id, 'x')))"],
+    ["countIf(NOT has(tags, 'it''s') OR spent_credits >= 0.5)", "countIf(or(not(has(tags, 'it\\'s')), greaterOrEquals(spent_credits, 0.5)))"],
+    ['countIf(time >= now() - INTERVAL 7 DAY)', 'countIf(greaterOrEquals(time, minus(now(), toIntervalDay(7))))'],
+    ['1', '1'],
+    ["'x'", "'x'"],
+  ])('%s is column %s', async (expression, name) => {
+    expect(Object.keys((await rows(`SELECT ${expression} FROM key_verifications_v1`))[0] ?? {})).toEqual([name]);
+  });
+
+  it('keeps aliases and plain columns as written, and DuckDB\'s names where ClickHouse\'s are not followed', async () => {
+    const [row] = await rows("SELECT outcome, count() AS total, k.key_id, CASE WHEN outcome = 'VALID' THEN 1 ELSE 0 END FROM key_verifications_v1 AS k GROUP BY ALL LIMIT 1");
+    expect(Object.keys(row ?? {}).slice(0, 3)).toEqual(['outcome', 'total', 'key_id']);
+    expect(Object.keys(row ?? {})).toHaveLength(4);
+  });
+
+  it('an outer query reads a named column of a subquery by that name', async () => {
+    expect(await rows('SELECT "count()" AS n FROM (SELECT count() FROM key_verifications_v1)')).toEqual([{ n: '6' }]);
+  });
+});
+
 // ── confinement ───────────────────────────────────────────────────────────────────────
 
 describe('scoping', () => {
