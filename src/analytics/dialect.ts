@@ -259,13 +259,20 @@ function parseJson(text: string): Json {
   return result;
 }
 
+/** A floating-point constant's value (`{type: {id: 'DOUBLE'}, value}`): the parser reads `1000` there as an integer and refuses it. */
+const FLOAT_TYPES = new Set(['DOUBLE', 'FLOAT']);
+const isFloatValue = (x: Node): boolean => isObject(x.type) && FLOAT_TYPES.has(String(x.type.id)) && typeof x.value === 'number' && Number.isInteger(x.value) && Math.abs(x.value) < 1e21;
+
 /** JSON text; `withoutLocations` leaves out query_location, for comparing nodes wherever they stood in the text. */
 function stringifyJson(x: Json, withoutLocations = false): string {
   if (typeof x === 'bigint') return x.toString();
   if (Array.isArray(x)) return `[${x.map((v) => stringifyJson(v, withoutLocations)).join(',')}]`;
   if (isObject(x)) {
     const entries = Object.entries(x).filter(([k]) => !(withoutLocations && k === 'query_location'));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stringifyJson(v, withoutLocations)}`).join(',')}}`;
+    // 1e3 is 1000.0 in the parser's JSON and 1000 once read: written back with its point.
+    const float = isFloatValue(x);
+    const text = (k: string, v: Json): string => (float && k === 'value' ? `${JSON.stringify(v)}.0` : stringifyJson(v, withoutLocations));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${text(k, v)}`).join(',')}}`;
   }
   return JSON.stringify(x);
 }

@@ -601,6 +601,15 @@ describe('ClickHouse functions', () => {
   });
 });
 
+describe('floating-point constants', () => {
+  it('whole numbers written in scientific notation stay DOUBLE through the rewrite (1e3 is 1000.0, not 1000)', async () => {
+    expect(await rows("SELECT 1e3 AS k, 1.5e3 AS m, -2e3 AS n, 0.5e1 AS o, 1e300 AS p")).toEqual([{ k: '1000.0', m: '1500.0', n: '-2000.0', o: '5.0', p: 1e300 }]);
+    const [row] = await rows('SELECT max(time) / 1e3 AS s, toDateTime(min(time) / 1e3) AS t FROM key_verifications_v1');
+    expect(Number(row?.s)).toBeGreaterThan(1_700_000_000);
+    expect(String(row?.t)).toMatch(/^20\d\d-/);
+  });
+});
+
 describe('unaliased columns, named as ClickHouse names them', () => {
   it.each([
     ['count()', 'count()'],
