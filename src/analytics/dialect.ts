@@ -271,8 +271,8 @@ function stringifyJson(x: Json, withoutLocations = false): string {
     const entries = Object.entries(x).filter(([k]) => !(withoutLocations && k === 'query_location'));
     // 1e3 is 1000.0 in the parser's JSON and 1000 once read: written back with its point.
     const float = isFloatValue(x);
-    const text = (k: string, v: Json): string => (float && k === 'value' ? `${JSON.stringify(v)}.0` : stringifyJson(v, withoutLocations));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${text(k, v)}`).join(',')}}`;
+    const written = (k: string, v: Json): string => (float && k === 'value' ? `${JSON.stringify(v)}.0` : stringifyJson(v, withoutLocations));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${written(k, v)}`).join(',')}}`;
   }
   return JSON.stringify(x);
 }
@@ -300,6 +300,9 @@ function constant(id: 'VARCHAR' | 'INTEGER', value: string | number): Node {
   return { class: 'CONSTANT', type: 'VALUE_CONSTANT', alias: '', query_location: NOWHERE, value: { type: { id, type_info: null }, is_null: false, value } };
 }
 const text = (s: string): Node => constant('VARCHAR', s);
+function compare(type: 'COMPARE_EQUAL' | 'COMPARE_GREATERTHAN', left: Node, right: Node): Node {
+  return { class: 'COMPARISON', type, alias: '', query_location: NOWHERE, left, right };
+}
 const int = (n: number): Node => constant('INTEGER', n);
 function cast(child: Node, id: 'DATE' | 'TIMESTAMP' | 'VARCHAR' | 'INTEGER' | 'BIGINT' | 'UINTEGER' | 'UBIGINT' | 'FLOAT' | 'DOUBLE'): Node {
   return { class: 'CAST', type: 'OPERATOR_CAST', alias: '', query_location: NOWHERE, child, cast_type: { id, type_info: null }, try_cast: false };
@@ -406,15 +409,16 @@ const OPERATORS = new Set(['+', '-', '*', '/', '//', '%', '**', '^', '||', '~~',
 const DUCKDB_FUNCTIONS = [
   ...OPERATORS,
   // aggregates
-  'count', 'count_star', 'sum', 'avg', 'min', 'max', 'list', 'median', 'any_value',
+  'count', 'count_star', 'sum', 'avg', 'min', 'max', 'list', 'median', 'any_value', 'last', 'arg_max', 'arg_min',
   // windows
   'row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value',
   // strings
   'lower', 'upper', 'concat', 'substring', 'substr', 'length', 'len', 'trim', 'ltrim', 'rtrim', 'starts_with', 'ends_with', 'strpos', 'replace',
+  'regexp_matches', 'string_split',
   // numbers and conditionals
   'round', 'floor', 'ceil', 'ceiling', 'abs', 'sqrt', 'pow', 'least', 'greatest', 'nullif',
   // time
-  'now', 'timezone', 'date_trunc', 'date_part', 'time_bucket', 'epoch_ms', 'make_timestamp', 'strftime', 'trunc',
+  'now', 'timezone', 'date_trunc', 'date_part', 'date_diff', 'time_bucket', 'epoch_ms', 'make_timestamp', 'strftime', 'trunc',
   'to_years', 'to_quarters', 'to_months', 'to_weeks', 'to_days', 'to_hours', 'to_minutes', 'to_seconds', 'to_milliseconds', 'to_microseconds',
   // lists
   'list_value', 'list_contains', 'list_has_any', 'list_has_all', 'list_filter', 'list_transform', 'unnest', 'row',
@@ -443,7 +447,7 @@ interface Rewrite {
  * FILTER may leave a group no rows). Each also takes the -If combinator: fIf(args…, cond) is
  * f(args…) FILTER (WHERE cond).
  */
-const AGGREGATES: Record<string, { to: DuckFunction; distinct?: true; zero?: true }> = {
+const AGGREGATES: Record<string, { to: DuckFunction; distinct?: true; zero?: true; args?: 2 }> = {
   count: { to: 'count' },
   sum: { to: 'sum', zero: true },
   avg: { to: 'avg' },
@@ -455,6 +459,9 @@ const AGGREGATES: Record<string, { to: DuckFunction; distinct?: true; zero?: tru
   countdistinct: { to: 'count', distinct: true },
   grouparray: { to: 'list' },
   groupuniqarray: { to: 'list', distinct: true },
+  anylast: { to: 'last' },
+  argmax: { to: 'arg_max', args: 2 },
+  argmin: { to: 'arg_min', args: 2 },
 };
 
 function aggregate(spec: { to: DuckFunction; distinct?: true; zero?: true }, call: Call, condition?: Node): Typed {
@@ -463,7 +470,7 @@ function aggregate(spec: { to: DuckFunction; distinct?: true; zero?: true }, cal
   node.children = call.args.map((a) => a.node);
   if (spec.distinct) node.distinct = true;
   if (condition !== undefined) node.filter = and(node.filter ?? null, condition);
-  const ty: Ty = spec.to === 'min' || spec.to === 'max' ? (call.args[0]?.ty ?? 'unknown') : spec.to === 'list' ? 'unknown' : 'number';
+  const ty: Ty = ['min', 'max', 'last', 'arg_max', 'arg_min'].includes(spec.to) ? (call.args[0]?.ty ?? 'unknown') : spec.to === 'list' ? 'unknown' : 'number';
   return { node: spec.zero ? coalesce(node, int(0)) : node, ty };
 }
 
@@ -489,6 +496,22 @@ const conversion = (to: 'VARCHAR' | 'INTEGER' | 'BIGINT' | 'UINTEGER' | 'UBIGINT
   },
 });
 const utcNow = (): Node => fn('timezone', text('UTC'), fn('now'));
+/** A part of a DateTime, Date or millisecond time (toHour, toDayOfWeek: ISO, Monday is 1). */
+const part = (unit: string): Rewrite => ({ arity: [1, 1], to: (c) => ({ node: fn('date_part', text(unit), asTimestamp(arg(c, 0))), ty: 'number' }) });
+/** toYYYYMM / toYYYYMMDD: the parts as one number, year first. */
+const packedDate = (units: readonly string[]): Rewrite => ({
+  arity: [1, 1],
+  to: (c) => {
+    const t = asTimestamp(arg(c, 0));
+    const node = units.reduce<Node | null>((acc, unit) => {
+      const value = fn('date_part', text(unit), t);
+      return acc === null ? value : fn('+', fn('*', acc, int(100)), value);
+    }, null);
+    return { node: node ?? shape(), ty: 'number' };
+  },
+});
+/** empty / notEmpty of a string or an array. */
+const emptiness = (empty: boolean): Rewrite => ({ arity: [1, 1], to: (c) => ({ node: compare(empty ? 'COMPARE_EQUAL' : 'COMPARE_GREATERTHAN', fn('length', arg(c, 0).node), int(0)), ty: 'bool' }) });
 
 /** toStartOfWeek's mode: even (the default) weeks start on Sunday, odd on Monday. */
 function weekStart(c: Call): Typed {
@@ -508,8 +531,8 @@ function weekStart(c: Call): Typed {
 const CLICKHOUSE: Record<string, Rewrite> = {
   ...Object.fromEntries(
     Object.entries(AGGREGATES).flatMap(([name, spec]) => [
-      [name, { arity: [name === 'count' ? 0 : 1, 1], aggregate: true, to: (c: Call) => aggregate(spec, c) } satisfies Rewrite],
-      [`${name}if`, { arity: [name === 'count' ? 1 : 2, 2], aggregate: true, to: (c: Call) => aggregate(spec, { ...c, args: c.args.slice(0, -1) }, c.args.at(-1)?.node) } satisfies Rewrite],
+      [name, { arity: [name === 'count' ? 0 : (spec.args ?? 1), spec.args ?? 1], aggregate: true, to: (c: Call) => aggregate(spec, c) } satisfies Rewrite],
+      [`${name}if`, { arity: [name === 'count' ? 1 : (spec.args ?? 1) + 1, (spec.args ?? 1) + 1], aggregate: true, to: (c: Call) => aggregate(spec, { ...c, args: c.args.slice(0, -1) }, c.args.at(-1)?.node) } satisfies Rewrite],
     ]),
   ),
 
@@ -544,6 +567,18 @@ const CLICKHOUSE: Record<string, Rewrite> = {
   },
   tounixtimestamp64milli: { arity: [1, 1], to: (c) => ({ node: arg(c, 0).ty === 'ms' || arg(c, 0).ty === 'number' ? arg(c, 0).node : fn('epoch_ms', asTimestamp(arg(c, 0))), ty: 'ms' }) },
   formatdatetime: { arity: [2, 2], to: (c) => ({ node: fn('strftime', asTimestamp(arg(c, 0)), arg(c, 1).node), ty: 'string' }) },
+  toyear: part('year'),
+  tomonth: part('month'),
+  todayofmonth: part('day'),
+  todayofyear: part('doy'),
+  todayofweek: part('isodow'),
+  tohour: part('hour'),
+  tominute: part('minute'),
+  tosecond: part('second'),
+  toyyyymm: packedDate(['year', 'month']),
+  toyyyymmdd: packedDate(['year', 'month', 'day']),
+  // The unit boundaries crossed from the second to the third, in both.
+  datediff: { arity: [3, 3], to: (c) => ({ node: fn('date_diff', arg(c, 0).node, asTimestamp(arg(c, 1)), asTimestamp(arg(c, 2))), ty: 'number' }) },
   tointervalyear: interval('to_years'),
   tointervalquarter: interval('to_quarters'),
   tointervalmonth: interval('to_months'),
@@ -573,6 +608,13 @@ const CLICKHOUSE: Record<string, Rewrite> = {
   position: same('strpos', [2, 2], 'number'),
   locate: same('strpos', [2, 2], 'number'),
   replaceall: same('replace', [3, 3], 'string'),
+  match: same('regexp_matches', [2, 2], 'bool'),
+  // ClickHouse takes the separator first, DuckDB the string.
+  splitbychar: { arity: [2, 2], to: (c) => ({ node: fn('string_split', arg(c, 1).node, arg(c, 0).node), ty: 'unknown' }) },
+  splitbystring: { arity: [2, 2], to: (c) => ({ node: fn('string_split', arg(c, 1).node, arg(c, 0).node), ty: 'unknown' }) },
+  empty: emptiness(true),
+  notempty: emptiness(false),
+  modulo: same('%', [2, 2], 'number'),
   power: same('pow', [2, 2], 'number'),
   intdiv: same('//', [2, 2], 'number'),
   multiif: {
