@@ -184,6 +184,8 @@ const CLICKHOUSE_SYNTAX: readonly { syntax: string; fix: string; test(before: st
   { syntax: 'PREWHERE clause', fix: 'use WHERE', test: (before) => /\bPREWHERE\s*$/i.test(before) },
   { syntax: 'GLOBAL IN / GLOBAL JOIN', fix: 'drop GLOBAL', test: (_, after) => /^GLOBAL\b/i.test(after) },
   { syntax: 'any() aggregate (a reserved word in DuckDB)', fix: 'use any_value(x)', test: (_, after) => /^any\s*\(/i.test(after) },
+  { syntax: 'GROUP BY … WITH TOTALS / ROLLUP / CUBE modifier', fix: 'drop it, and compute the totals in a second query or with GROUP BY ROLLUP (…)', test: (before, after) => /^WITH\b/i.test(after) && /\bGROUP\s+BY\b[^;]*$/i.test(before) },
+  { syntax: 'SELECT * EXCEPT (columns)', fix: 'use SELECT * EXCLUDE (columns)', test: (before) => /\*\s*EXCEPT\s*\(\s*$/i.test(before) },
 ];
 
 function clickhouseSyntax(before: string, after: string): { syntax: string; fix: string } | undefined {
@@ -421,7 +423,7 @@ const DUCKDB_FUNCTIONS = [
   'now', 'timezone', 'date_trunc', 'date_part', 'date_diff', 'time_bucket', 'epoch_ms', 'make_timestamp', 'strftime', 'trunc',
   'to_years', 'to_quarters', 'to_months', 'to_weeks', 'to_days', 'to_hours', 'to_minutes', 'to_seconds', 'to_milliseconds', 'to_microseconds',
   // lists
-  'list_value', 'list_contains', 'list_has_any', 'list_has_all', 'list_filter', 'list_transform', 'unnest', 'row',
+  'list_value', 'list_extract', 'list_contains', 'list_has_any', 'list_has_all', 'list_filter', 'list_transform', 'unnest', 'row',
 ] as const;
 type DuckFunction = (typeof DUCKDB_FUNCTIONS)[number];
 const DUCKDB_ALLOWED = new Set<string>(DUCKDB_FUNCTIONS);
@@ -627,6 +629,8 @@ const CLICKHOUSE: Record<string, Rewrite> = {
     },
   },
 
+  // 1-based, negative from the end, in both (out of range: ClickHouse's default, here NULL).
+  arrayelement: same('list_extract', [2, 2]),
   has: same('list_contains', [2, 2], 'bool'),
   hasany: same('list_has_any', [2, 2], 'bool'),
   hasall: same('list_has_all', [2, 2], 'bool'),

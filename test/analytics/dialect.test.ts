@@ -592,6 +592,8 @@ describe('ClickHouse functions', () => {
     ["empty('')", true],
     ["notEmpty(['a'])", true],
     ['empty([1])', false],
+    ["arrayElement(['a', 'b', 'c'], 2)", 'b'],
+    ["arrayElement(['a', 'b', 'c'], -1)", 'c'],
   ])('%s = %j', async (expression, expected) => {
     expect(await one(expression)).toEqual(expected);
   });
@@ -863,6 +865,8 @@ describe('refusals', () => {
     ['SELECT quantile(0.5)(spent_credits) FROM key_verifications_v1', 'invalid_analytics_query', 'parametric'],
     ['SELECT tag FROM key_verifications_v1 ARRAY JOIN tags AS tag', 'invalid_analytics_query', 'ARRAY JOIN'],
     ['SELECT count(*) FROM key_verifications_v1 SETTINGS max_threads = 64', 'invalid_analytics_query', 'SETTINGS'],
+    ['SELECT outcome, count() FROM key_verifications_v1 GROUP BY outcome WITH TOTALS', 'invalid_analytics_query', 'WITH TOTALS'],
+    ['SELECT * EXCEPT (tags) FROM key_verifications_v1', 'invalid_analytics_query', 'EXCLUDE'],
     ['SELECT any(outcome) FROM key_verifications_v1', 'invalid_analytics_query', 'any_value'],
     ['SELECT $1', 'invalid_analytics_query', 'parameters'],
     ['SELECT * FROM key_verifications_v1 WHERE outcome = ?', 'invalid_analytics_query', 'parameters'],
