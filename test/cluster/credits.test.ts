@@ -126,6 +126,8 @@ describe('credits on three nodes', () => {
     expect(after.reduce((sum, codes) => sum + (codes.get('VALID') ?? 0), 0)).toBe(10);
     // A decrement beyond the balance floors at 0 even with leases out.
     expectOk(await call(a, 'keys.updateCredits', { keyId, operation: 'set', value: 40 }));
+    // The set reaches the other nodes through the change log: each verifies once it has.
+    for (const n of cluster.nodes) await eventually(async () => (await remainingOn(n, keyId)) === 40);
     for (const n of cluster.nodes) expect((expectOk(await call(n, 'keys.verifyKey', { key })) as Data).valid).toBe(true);
     expectOk(await call(b, 'keys.updateCredits', { keyId, operation: 'decrement', value: 1_000 }));
     for (const n of cluster.nodes) await eventually(async () => (await remainingOn(n, keyId)) === 0);
