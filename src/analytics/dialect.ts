@@ -139,8 +139,9 @@ function publicViews(tables: readonly PublicTable[], parsed: Json): Map<string, 
   );
 }
 
-/** The types the time rules need; the rest is left to DuckDB. */
+/** The types the time rules (and avg of a Bool) need; the rest is left to DuckDB. */
 function publicColumnType(table: PublicTable, column: string): Ty {
+  if (table === 'ratelimits_v1' && column === 'passed') return 'bool';
   if (column === 'time') return !table.includes('_per_') ? 'ms' : /_per_(minute|hour)_/.test(table) ? 'timestamp' : 'date';
   return column === 'reset_at' ? 'ms' : 'unknown';
 }
@@ -306,7 +307,7 @@ function compare(type: 'COMPARE_EQUAL' | 'COMPARE_GREATERTHAN', left: Node, righ
   return { class: 'COMPARISON', type, alias: '', query_location: NOWHERE, left, right };
 }
 const int = (n: number): Node => constant('INTEGER', n);
-function cast(child: Node, id: 'DATE' | 'TIMESTAMP' | 'VARCHAR' | 'INTEGER' | 'BIGINT' | 'UINTEGER' | 'UBIGINT' | 'FLOAT' | 'DOUBLE'): Node {
+function cast(child: Node, id: 'DATE' | 'TIMESTAMP' | 'VARCHAR' | 'TINYINT' | 'SMALLINT' | 'INTEGER' | 'BIGINT' | 'UTINYINT' | 'USMALLINT' | 'UINTEGER' | 'UBIGINT' | 'FLOAT' | 'DOUBLE'): Node {
   return { class: 'CAST', type: 'OPERATOR_CAST', alias: '', query_location: NOWHERE, child, cast_type: { id, type_info: null }, try_cast: false };
 }
 function caseWhen(checks: readonly (readonly [Node, Node])[], otherwise: Node): Node {
@@ -469,7 +470,8 @@ const AGGREGATES: Record<string, { to: DuckFunction; distinct?: true; zero?: tru
 function aggregate(spec: { to: DuckFunction; distinct?: true; zero?: true }, call: Call, condition?: Node): Typed {
   const node = call.node;
   node.function_name = spec.to === 'count' && call.args.length === 0 ? 'count_star' : spec.to;
-  node.children = call.args.map((a) => a.node);
+  // ClickHouse averages a Bool as 0 and 1 (avg(passed): the share passed); DuckDB has no avg of BOOLEAN.
+  node.children = call.args.map((a) => (spec.to === 'avg' && a.ty === 'bool' ? cast(a.node, 'INTEGER') : a.node));
   if (spec.distinct) node.distinct = true;
   if (condition !== undefined) node.filter = and(node.filter ?? null, condition);
   const ty: Ty = ['min', 'max', 'last', 'arg_max', 'arg_min'].includes(spec.to) ? (call.args[0]?.ty ?? 'unknown') : spec.to === 'list' ? 'unknown' : 'number';
@@ -488,7 +490,7 @@ const truncated = (unit: string, ty: 'timestamp' | 'date'): Rewrite => ({
 });
 const bucket = (minutes: number): Rewrite => ({ arity: [1, 1], to: (c) => ({ node: fn('time_bucket', fn('to_minutes', int(minutes)), asTimestamp(arg(c, 0))), ty: 'timestamp' }) });
 const interval = (to: DuckFunction): Rewrite => ({ arity: [1, 1], to: (c) => ({ node: fn(to, arg(c, 0).node), ty: 'interval' }) });
-const conversion = (to: 'VARCHAR' | 'INTEGER' | 'BIGINT' | 'UINTEGER' | 'UBIGINT' | 'FLOAT' | 'DOUBLE'): Rewrite => ({
+const conversion = (to: 'VARCHAR' | 'TINYINT' | 'SMALLINT' | 'INTEGER' | 'BIGINT' | 'UTINYINT' | 'USMALLINT' | 'UINTEGER' | 'UBIGINT' | 'FLOAT' | 'DOUBLE'): Rewrite => ({
   arity: [1, 1],
   to: (c) => {
     const x = arg(c, 0);
@@ -594,8 +596,12 @@ const CLICKHOUSE: Record<string, Rewrite> = {
   tointervalnanosecond: { arity: [1, 1], to: (c) => ({ node: fn('to_microseconds', fn('//', arg(c, 0).node, int(1000))), ty: 'interval' }) },
 
   tostring: conversion('VARCHAR'),
+  toint8: conversion('TINYINT'),
+  toint16: conversion('SMALLINT'),
   toint32: conversion('INTEGER'),
   toint64: conversion('BIGINT'),
+  touint8: conversion('UTINYINT'),
+  touint16: conversion('USMALLINT'),
   touint32: conversion('UINTEGER'),
   touint64: conversion('UBIGINT'),
   tofloat32: conversion('FLOAT'),

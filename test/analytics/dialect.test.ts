@@ -593,6 +593,10 @@ describe('ClickHouse functions', () => {
     ["notEmpty(['a'])", true],
     ['empty([1])', false],
     ["arrayElement(['a', 'b', 'c'], 2)", 'b'],
+    ['toInt8(-3.7)', -3],
+    ['toInt16(300)', 300],
+    ['toUInt8(1 = 1)', 1],
+    ['toUInt16(65000)', 65000],
     ["arrayElement(['a', 'b', 'c'], -1)", 'c'],
   ])('%s = %j', async (expression, expected) => {
     expect(await one(expression)).toEqual(expected);
@@ -608,6 +612,11 @@ describe('ClickHouse functions', () => {
     } finally {
       await con.run("SET TimeZone = 'UTC'");
     }
+  });
+
+  it('avg of a Bool is the share of true, as in ClickHouse', async () => {
+    expect(await rows("SELECT avg(passed) AS p, avgIf(passed, identifier = 'customer_123') AS q FROM ratelimits_v1", RATELIMIT)).toEqual([{ p: 2 / 3, q: 0.5 }]);
+    expect(await rows("SELECT avg(outcome = 'VALID') AS v FROM key_verifications_v1 WHERE key_space_id = 'ks_1'")).toEqual([{ v: 2 / 3 }]);
   });
 
   it('anyLast, argMax and argMin (with -If too)', async () => {
