@@ -307,7 +307,9 @@ function compare(type: 'COMPARE_EQUAL' | 'COMPARE_GREATERTHAN', left: Node, righ
   return { class: 'COMPARISON', type, alias: '', query_location: NOWHERE, left, right };
 }
 const int = (n: number): Node => constant('INTEGER', n);
-function cast(child: Node, id: 'DATE' | 'TIMESTAMP' | 'VARCHAR' | 'TINYINT' | 'SMALLINT' | 'INTEGER' | 'BIGINT' | 'UTINYINT' | 'USMALLINT' | 'UINTEGER' | 'UBIGINT' | 'FLOAT' | 'DOUBLE'): Node {
+/** The SQL types a rewrite casts to. */
+type CastType = 'DATE' | 'TIMESTAMP' | 'VARCHAR' | 'TINYINT' | 'SMALLINT' | 'INTEGER' | 'BIGINT' | 'UTINYINT' | 'USMALLINT' | 'UINTEGER' | 'UBIGINT' | 'FLOAT' | 'DOUBLE';
+function cast(child: Node, id: CastType): Node {
   return { class: 'CAST', type: 'OPERATOR_CAST', alias: '', query_location: NOWHERE, child, cast_type: { id, type_info: null }, try_cast: false };
 }
 function caseWhen(checks: readonly (readonly [Node, Node])[], otherwise: Node): Node {
@@ -450,7 +452,14 @@ interface Rewrite {
  * FILTER may leave a group no rows). Each also takes the -If combinator: fIf(args…, cond) is
  * f(args…) FILTER (WHERE cond).
  */
-const AGGREGATES: Record<string, { to: DuckFunction; distinct?: true; zero?: true; args?: 2 }> = {
+interface AggregateSpec {
+  to: DuckFunction;
+  distinct?: true;
+  zero?: true;
+  /** Arguments besides an -If's condition (default 1). */
+  args?: 2;
+}
+const AGGREGATES: Record<string, AggregateSpec> = {
   count: { to: 'count' },
   sum: { to: 'sum', zero: true },
   avg: { to: 'avg' },
@@ -467,7 +476,7 @@ const AGGREGATES: Record<string, { to: DuckFunction; distinct?: true; zero?: tru
   argmin: { to: 'arg_min', args: 2 },
 };
 
-function aggregate(spec: { to: DuckFunction; distinct?: true; zero?: true }, call: Call, condition?: Node): Typed {
+function aggregate(spec: AggregateSpec, call: Call, condition?: Node): Typed {
   const node = call.node;
   node.function_name = spec.to === 'count' && call.args.length === 0 ? 'count_star' : spec.to;
   // ClickHouse averages a Bool as 0 and 1 (avg(passed): the share passed); DuckDB has no avg of BOOLEAN.
@@ -489,8 +498,13 @@ const truncated = (unit: string, ty: 'timestamp' | 'date'): Rewrite => ({
   },
 });
 const bucket = (minutes: number): Rewrite => ({ arity: [1, 1], to: (c) => ({ node: fn('time_bucket', fn('to_minutes', int(minutes)), asTimestamp(arg(c, 0))), ty: 'timestamp' }) });
+/** ClickHouse's toInterval… functions and DuckDB's (which the parser also makes of `INTERVAL n UNIT`). */
+const INTERVALS = {
+  toIntervalYear: 'to_years', toIntervalQuarter: 'to_quarters', toIntervalMonth: 'to_months', toIntervalWeek: 'to_weeks', toIntervalDay: 'to_days',
+  toIntervalHour: 'to_hours', toIntervalMinute: 'to_minutes', toIntervalSecond: 'to_seconds', toIntervalMillisecond: 'to_milliseconds', toIntervalMicrosecond: 'to_microseconds',
+} as const satisfies Record<string, DuckFunction>;
 const interval = (to: DuckFunction): Rewrite => ({ arity: [1, 1], to: (c) => ({ node: fn(to, arg(c, 0).node), ty: 'interval' }) });
-const conversion = (to: 'VARCHAR' | 'TINYINT' | 'SMALLINT' | 'INTEGER' | 'BIGINT' | 'UTINYINT' | 'USMALLINT' | 'UINTEGER' | 'UBIGINT' | 'FLOAT' | 'DOUBLE'): Rewrite => ({
+const conversion = (to: Exclude<CastType, 'DATE' | 'TIMESTAMP'>): Rewrite => ({
   arity: [1, 1],
   to: (c) => {
     const x = arg(c, 0);
@@ -514,6 +528,8 @@ const packedDate = (units: readonly string[]): Rewrite => ({
     return { node: node ?? shape(), ty: 'number' };
   },
 });
+/** splitByChar / splitByString: ClickHouse takes the separator first, DuckDB the string. */
+const split: Rewrite = { arity: [2, 2], to: (c) => ({ node: fn('string_split', arg(c, 1).node, arg(c, 0).node), ty: 'unknown' }) };
 /** empty / notEmpty of a string or an array. */
 const emptiness = (empty: boolean): Rewrite => ({ arity: [1, 1], to: (c) => ({ node: compare(empty ? 'COMPARE_EQUAL' : 'COMPARE_GREATERTHAN', fn('length', arg(c, 0).node), int(0)), ty: 'bool' }) });
 
@@ -583,16 +599,7 @@ const CLICKHOUSE: Record<string, Rewrite> = {
   toyyyymmdd: packedDate(['year', 'month', 'day']),
   // The unit boundaries crossed from the second to the third, in both.
   datediff: { arity: [3, 3], to: (c) => ({ node: fn('date_diff', arg(c, 0).node, asTimestamp(arg(c, 1)), asTimestamp(arg(c, 2))), ty: 'number' }) },
-  tointervalyear: interval('to_years'),
-  tointervalquarter: interval('to_quarters'),
-  tointervalmonth: interval('to_months'),
-  tointervalweek: interval('to_weeks'),
-  tointervalday: interval('to_days'),
-  tointervalhour: interval('to_hours'),
-  tointervalminute: interval('to_minutes'),
-  tointervalsecond: interval('to_seconds'),
-  tointervalmillisecond: interval('to_milliseconds'),
-  tointervalmicrosecond: interval('to_microseconds'),
+  ...Object.fromEntries(Object.entries(INTERVALS).map(([name, to]) => [name.toLowerCase(), interval(to)])),
   tointervalnanosecond: { arity: [1, 1], to: (c) => ({ node: fn('to_microseconds', fn('//', arg(c, 0).node, int(1000))), ty: 'interval' }) },
 
   tostring: conversion('VARCHAR'),
@@ -617,9 +624,8 @@ const CLICKHOUSE: Record<string, Rewrite> = {
   locate: same('strpos', [2, 2], 'number'),
   replaceall: same('replace', [3, 3], 'string'),
   match: same('regexp_matches', [2, 2], 'bool'),
-  // ClickHouse takes the separator first, DuckDB the string.
-  splitbychar: { arity: [2, 2], to: (c) => ({ node: fn('string_split', arg(c, 1).node, arg(c, 0).node), ty: 'unknown' }) },
-  splitbystring: { arity: [2, 2], to: (c) => ({ node: fn('string_split', arg(c, 1).node, arg(c, 0).node), ty: 'unknown' }) },
+  splitbychar: split,
+  splitbystring: split,
   empty: emptiness(true),
   notempty: emptiness(false),
   modulo: same('%', [2, 2], 'number'),
@@ -719,12 +725,9 @@ const CLICKHOUSE_OPERATORS: Record<string, string> = {
 };
 
 /** What the parser makes of `INTERVAL n UNIT`, as ClickHouse names it. */
-const CLICKHOUSE_INTERVALS: Record<string, string> = {
-  to_seconds: 'toIntervalSecond', to_minutes: 'toIntervalMinute', to_hours: 'toIntervalHour', to_days: 'toIntervalDay',
-  to_weeks: 'toIntervalWeek', to_months: 'toIntervalMonth', to_years: 'toIntervalYear',
-};
+const CLICKHOUSE_INTERVALS: Record<string, string> = Object.fromEntries(Object.entries(INTERVALS).map(([name, to]) => [to, name]));
 
-/** The token of the query's text at a node's location matching `re` (sticky), if it has a location. */
+/** The token of the query's text at a node's location matching `re` (anchored at its start), if it has a location. */
 function tokenAt(e: Node, text: Buffer, re: RegExp): string | undefined {
   const at = e.query_location;
   if (typeof at !== 'number' || at >= text.length) return undefined;
@@ -746,8 +749,8 @@ export function clickhouseName(e: Node, text: Buffer): string | undefined {
     const names = xs.map((x) => clickhouseName(object(x), text));
     return names.every((n) => n !== undefined) ? names.join(', ') : undefined;
   };
-  const call = (name: string, xs: Json[]): string | undefined => {
-    const args = all(xs);
+  const call = (name: string | undefined, xs: Json[]): string | undefined => {
+    const args = name === undefined ? undefined : all(xs);
     return args === undefined ? undefined : `${name}(${args})`;
   };
   switch (e.class) {
@@ -768,9 +771,9 @@ export function clickhouseName(e: Node, text: Buffer): string | undefined {
       return undefined;
     }
     case 'COMPARISON':
-      return call(CLICKHOUSE_OPERATORS[string(e.type)] ?? '', [e.left ?? null, e.right ?? null]);
+      return call(CLICKHOUSE_OPERATORS[string(e.type)], [e.left ?? null, e.right ?? null]);
     case 'CONJUNCTION':
-      return call(CLICKHOUSE_OPERATORS[string(e.type)] ?? '', array(e.children));
+      return call(CLICKHOUSE_OPERATORS[string(e.type)], array(e.children));
     case 'OPERATOR': {
       const name = CLICKHOUSE_OPERATORS[string(e.type)];
       if (name === undefined) return undefined;
@@ -785,8 +788,7 @@ export function clickhouseName(e: Node, text: Buffer): string | undefined {
       const fname = string(e.function_name);
       const children = array(e.children);
       if (e.is_operator === true) {
-        const name = fname === '-' && children.length === 1 ? 'negate' : CLICKHOUSE_OPERATORS[fname];
-        return name === undefined ? undefined : call(name, children);
+        return call(fname === '-' && children.length === 1 ? 'negate' : CLICKHOUSE_OPERATORS[fname], children);
       }
       const interval = CLICKHOUSE_INTERVALS[fname];
       if (interval !== undefined) {

@@ -75,7 +75,7 @@ pub fn credits_set(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error
 /// it had a credits record). This node's lease of them goes too.
 pub fn credits_delete(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     let mut stack = [0u8; KEY_STACK];
-    let key_id = credits_key_id(key_id_arg(env, args[0], &mut stack)?)?;
+    let key_id = credits::checked_key_id(key_id_arg(env, args[0], &mut stack)?)?;
     store::note_written(CREDITS_WRITES, key_id, any_before, None)?;
     store::note_records_change()?;
     counterlog::remove(&credits::lease_key(key_id))?;
@@ -87,7 +87,7 @@ pub fn credits_delete(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Er
 /// applies it from the change log). A later epoch voids this node's lease of the one before.
 pub fn credits_apply(env: Env, args: &[napi_value; 6]) -> Result<napi_value, Error> {
     let mut stack = [0u8; KEY_STACK];
-    let key_id = credits_key_id(key_id_arg(env, args[0], &mut stack)?)?;
+    let key_id = credits::checked_key_id(key_id_arg(env, args[0], &mut stack)?)?;
     let epoch = epoch_arg(env, args[5])?;
     let c = Credits { epoch, ..credits_args(env, &args[1..5])? };
     store::note_records_change()?;
@@ -112,7 +112,7 @@ fn epoch_arg(env: Env, value: napi_value) -> Result<u32, Error> {
 /// nothing is done for a key without credits (made unlimited meanwhile), and −1 returned.
 pub fn lease_grant(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error> {
     let mut stack = [0u8; KEY_STACK];
-    let key_id = credits_key_id(key_id_arg(env, args[0], &mut stack)?)?;
+    let key_id = credits::checked_key_id(key_id_arg(env, args[0], &mut stack)?)?;
     let epoch = epoch_arg(env, args[1])?;
     let granted = int_arg(env, args[2], "granted")?;
     let balance = int_arg(env, args[3], "balance")?;
@@ -139,7 +139,7 @@ pub fn lease_grant(env: Env, args: &[napi_value; 5]) -> Result<napi_value, Error
 /// holds nothing now). undefined: no lease (or one voided by a later epoch).
 pub fn lease_give_back(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     let mut stack = [0u8; KEY_STACK];
-    let key_id = credits_key_id(key_id_arg(env, args[0], &mut stack)?)?;
+    let key_id = credits::checked_key_id(key_id_arg(env, args[0], &mut stack)?)?;
     let held = current_lease(key_id)?;
     let Some(l) = held.filter(|l| l.granted != 0 || l.returned != 0 || l.remaining != 0) else { return Ok(env.undefined()?) };
     let back = l.given_back();
@@ -152,7 +152,7 @@ pub fn lease_give_back(env: Env, args: &[napi_value; 1]) -> Result<napi_value, E
 /// leaseGet(keyId): [remaining, granted, returned, epoch] | undefined — this node's lease.
 pub fn lease_get(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     let mut stack = [0u8; KEY_STACK];
-    let key_id = credits_key_id(key_id_arg(env, args[0], &mut stack)?)?;
+    let key_id = credits::checked_key_id(key_id_arg(env, args[0], &mut stack)?)?;
     let held = current_lease(key_id)?;
     match held {
         Some(l) => numbers(env, &[l.remaining, l.granted, l.returned, i64::from(l.epoch)]),
@@ -169,9 +169,4 @@ pub fn leases_low(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
         env.set_element(out, i as u32, env.string_from_utf8(key_id)?)?;
     }
     Ok(out)
-}
-
-/// A key id as keyward makes them (no '/'); anything else is a caller's mistake.
-fn credits_key_id(key: &[u8]) -> Result<&[u8], Error> {
-    Ok(credits::checked_key_id(key)?)
 }
