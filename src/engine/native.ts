@@ -75,7 +75,7 @@ export interface NativeModule {
   put(table: Table, key: StoreKey, value: Buffer): void;
   del(table: Table, key: StoreKey): boolean;
   /**
-   * Runs a write plan (src/store/writeGroups.ts writes it, native/src/groups.rs lays it out):
+   * Runs a write plan (src/store/writePlan.ts writes it, native/src/groups.rs lays it out):
    * the checks and writes of many records in one call, one outcome byte per group.
    */
   writeGroups(plan: Buffer): Buffer;

@@ -3,11 +3,9 @@ import { newId } from '../domain/ids.js';
 import { identityExists } from '../errors/errors.js';
 import { native } from '../engine/native.js';
 import { encode, getRecord, putRecord } from './db.js';
-import { idxGet } from './indexes.js';
+import { idxGet, indexValue } from './indexes.js';
 import { IDX, type IdentityRecord, type RatelimitDef } from './records.js';
 import type { Puts, WritePlan } from './writePlan.js';
-
-const EMPTY = Buffer.alloc(0);
 
 export function findIdentity(workspaceId: string, idOrExternalId: string): IdentityRecord | undefined {
   const byId = idOrExternalId.startsWith('id_') ? getRecord<IdentityRecord>('identities', idOrExternalId) : undefined;
@@ -55,7 +53,7 @@ export function planIdentity(workspaceId: string, externalId: string, nowMs: num
  * of the same plan then finds it written).
  */
 export function planHoldIdentity(plan: WritePlan, workspaceId: string, planned: PlannedIdentity): void {
-  plan.holds('indexes', IDX.identExt(workspaceId, planned.externalId), Buffer.from(planned.id, 'utf8'), () => {
+  plan.holds('indexes', IDX.identExt(workspaceId, planned.externalId), indexValue(planned.id), () => {
     if (planned.created !== undefined) putIdentity(planned.created, plan);
   });
 }
@@ -63,8 +61,8 @@ export function planHoldIdentity(plan: WritePlan, workspaceId: string, planned: 
 /** Writes an identity whose externalId is free in its workspace, and its indexes (into the transaction, or `to`). */
 export function putIdentity(record: IdentityRecord, to: Puts = native): void {
   to.put('identities', record.id, encode(record));
-  to.put('indexes', IDX.identExt(record.workspaceId, record.externalId), Buffer.from(record.id, 'utf8'));
-  to.put('indexes', IDX.wsIdent(record.workspaceId) + record.id, EMPTY);
+  to.put('indexes', IDX.identExt(record.workspaceId, record.externalId), indexValue(record.id));
+  to.put('indexes', IDX.wsIdent(record.workspaceId) + record.id, indexValue());
 }
 
 /** The identity with this externalId, created (no meta, no limits) when missing. */

@@ -13,8 +13,13 @@ export function idxHas(key: string): boolean {
   return has('indexes', key);
 }
 
+/** An entry's stored value: an id, or empty. */
+export function indexValue(value = ''): Buffer {
+  return value === '' ? EMPTY : Buffer.from(value, 'utf8');
+}
+
 export function idxPut(key: string, value = ''): void {
-  native.put('indexes', key, value === '' ? EMPTY : Buffer.from(value, 'utf8'));
+  native.put('indexes', key, indexValue(value));
 }
 
 export function idxDel(key: string): void {

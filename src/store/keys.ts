@@ -4,12 +4,10 @@
 // Functions here run inside the caller's transaction unless they say otherwise.
 import { native, type CreditsTuple } from '../engine/native.js';
 import { encode, getBytes, getRecord, putText } from './db.js';
-import { idxDel, idxGet, idxPut } from './indexes.js';
+import { idxDel, idxGet, idxPut, indexValue } from './indexes.js';
 import { IDX, type ApiRecord, type KeyRecord } from './records.js';
 import { withoutGone } from './gone.js';
 import type { Puts } from './writePlan.js';
-
-const EMPTY = Buffer.alloc(0);
 
 /**
  * The hash index key: raw SHA-256 of the whole key string, computed by the engine that looks
@@ -40,16 +38,12 @@ export function findKeyByPlaintext(workspaceId: string, plaintext: string): KeyR
   return visible(workspaceId, getRecord<KeyRecord>('key_records', keyHashBytes(plaintext)));
 }
 
-/**
- * Writes the record and every index that mirrors it; `previous` is the stored version.
- * `encoded`: the record as encode() makes it, when the caller encoded it ahead (outside the
- * transaction, keys.migrateKeys).
- */
-export function saveKey(written: KeyRecord, previous: KeyRecord | undefined, encoded?: Buffer): void {
+/** Writes the record and every index that mirrors it; `previous` is the stored version. */
+export function saveKey(written: KeyRecord, previous: KeyRecord | undefined): void {
   // A permission deleted but not yet taken off every key (store/gone.ts) is not written back.
   const permissions = withoutGone(written.workspaceId, written.permissions);
   const record = permissions === written.permissions ? written : { ...written, permissions: [...permissions] };
-  const value = record === written && encoded !== undefined ? encoded : encode(record);
+  const value = encode(record);
   if (previous === undefined && record.permissions.length === 0 && record.roleIds.length === 0) {
     putPlainNewKey(record, value);
     return;
@@ -72,7 +66,7 @@ export function putPlainNewKey(record: KeyRecord, encoded: Buffer, to: Puts = na
   to.put('key_records', hash, encoded);
   to.put('keys', record.id, hash);
   to.put('api_keys', `${record.apiId}/${record.id}`, Buffer.from(record.id, 'utf8'));
-  if (record.identityId !== undefined) to.put('indexes', IDX.identKey(record.identityId) + record.id, EMPTY);
+  if (record.identityId !== undefined) to.put('indexes', IDX.identKey(record.identityId) + record.id, indexValue());
 }
 
 function syncReverseIndexes(record: KeyRecord | undefined, previous: KeyRecord | undefined): void {
