@@ -12,24 +12,58 @@ import { native, type EventRows } from '../engine/native.js';
 
 export const DATABASE_FILE = 'analytics.duckdb';
 
-/** Field `n` (1-based) of a row, as native/src/event_rows.rs writes them (`f`: the row split at its tabs, once). */
-const F = (n: number): string => `f[${n}]`;
-/** A text field with event_rows.rs's escapes (%09 %0A %1F %00 %25) undone. */
-const TEXT = (x: string): string => `CASE WHEN contains(${x}, '%') THEN replace(replace(replace(replace(replace(${x}, '%09', chr(9)), '%0A', chr(10)), '%1F', chr(31)), '%00', chr(0)), '%25', '%') ELSE ${x} END`;
-/** The rows of a text ($1), one per line, each split into its fields (`f`). */
-const ROWS = `(SELECT string_split(line, chr(9)) AS f FROM (SELECT unnest(string_split($1, chr(10))) AS line) WHERE line <> '')`;
+/**
+ * How much write-ahead log DuckDB lets grow before it writes the tables' new rows into the
+ * database file (a checkpoint). Each checkpoint compresses and writes the rows since the last
+ * one, and costs more per event the more often it runs: at DuckDB's default (16 MB) it was
+ * about 2 µs of CPU per event, at 64 MB under 1 µs (bench/HISTORY.md, 2026-11-29). What it
+ * costs: after a kill -9 the next start replays up to this much log before analytics opens
+ * (about 0.8 s for 64 MB on the benchmark VM).
+ */
+const CHECKPOINT_THRESHOLD = '64MB';
 
-/** A batch's rows ($1; $2 the region of verifications) as the raw table's rows. */
-const PARSE: Record<Kind, string> = {
-  verifications: `SELECT ${TEXT(F(1))} AS request_id, CAST(${F(2)} AS BIGINT) AS time, ${TEXT(F(3))} AS workspace_id, ${TEXT(F(4))} AS key_space_id,
-     ${TEXT(F(5))} AS external_id, ${TEXT(F(6))} AS key_id, ${TEXT(F(7))} AS outcome, $2 AS region, 'api' AS source, '' AS app_id,
-     CASE WHEN ${F(8)} = '' THEN []::VARCHAR[] ELSE list_transform(string_split(${F(8)}[2:], chr(31)), t -> ${TEXT('t')}) END AS tags, CAST(${F(9)} AS BIGINT) AS spent_credits
-   FROM ${ROWS}`,
-  ratelimits: `SELECT ${TEXT(F(1))} AS request_id, CAST(${F(2)} AS BIGINT) AS time, ${TEXT(F(3))} AS workspace_id, ${TEXT(F(4))} AS namespace_id,
-     ${TEXT(F(5))} AS namespace_name, ${TEXT(F(6))} AS identifier, ${F(7)} = '1' AS passed, CAST(${F(8)} AS BIGINT) / 1000.0 AS latency, ${TEXT(F(9))} AS override_id,
-     CAST(${F(10)} AS BIGINT) AS "limit", CAST(${F(11)} AS BIGINT) AS remaining, CAST(${F(12)} AS BIGINT) AS reset_at, CAST(${F(13)} AS BIGINT) AS tokens
-   FROM ${ROWS}`,
+/** How a column of event_rows.rs's texts becomes a value of the raw table. */
+type Field = 'text' | 'int' | 'bool' | 'micros' | 'tags';
+
+/** The columns of each table as event_rows.rs writes them, in its order, with the table's column each fills. */
+const FIELDS: Record<Kind, readonly (readonly [column: string, field: Field])[]> = {
+  verifications: [['request_id', 'text'], ['time', 'int'], ['workspace_id', 'text'], ['key_space_id', 'text'], ['external_id', 'text'], ['key_id', 'text'], ['outcome', 'text'], ['tags', 'tags'], ['spent_credits', 'int']],
+  ratelimits: [['request_id', 'text'], ['time', 'int'], ['workspace_id', 'text'], ['namespace_id', 'text'], ['namespace_name', 'text'], ['identifier', 'text'], ['passed', 'bool'], ['latency', 'micros'], ['override_id', 'text'], ['limit', 'int'], ['remaining', 'int'], ['reset_at', 'int'], ['tokens', 'int']],
 };
+
+/** A text with event_rows.rs's escapes (%09 %0A %1F %00 %25) undone. */
+const UNESCAPE = (x: string): string => `replace(replace(replace(replace(replace(${x}, '%09', chr(9)), '%0A', chr(10)), '%1F', chr(31)), '%00', chr(0)), '%25', '%')`;
+
+/** Column `c` (SQL text) of a batch as its table's value; `escaped` when some value holds escapes. */
+function value(c: string, field: Field, escaped: boolean): string {
+  const text = (x: string): string => (escaped ? UNESCAPE(x) : x);
+  switch (field) {
+    case 'text':
+      return text(c);
+    case 'int':
+      return `CAST(${c} AS BIGINT)`;
+    case 'bool':
+      return `${c} = '1'`;
+    case 'micros':
+      return `CAST(${c} AS BIGINT) / 1000.0`;
+    case 'tags':
+      return `CASE WHEN ${c} = '' THEN []::VARCHAR[] ELSE ${escaped ? `list_transform(string_split(${c}[2:], chr(31)), t -> ${text('t')})` : `string_split(${c}[2:], chr(31))`} END`;
+  }
+}
+
+/**
+ * The SELECT of a batch's rows as the raw table's (columns by name): parameter i+1 is column
+ * i's text, split once and zipped with the others (DuckDB unnests the lists of one SELECT side
+ * by side). A verification's region is written in as a literal: as a parameter beside the
+ * unnests it tripled the statement's cost.
+ */
+function parse(kind: Kind, escaped: number, region: string): string {
+  const fields = FIELDS[kind];
+  const split = fields.map((_, i) => `unnest(string_split($${i + 1}, chr(10))) AS c${i}`).join(', ');
+  const values = fields.map(([column, field], i) => `${value(`c${i}`, field, (escaped & (1 << i)) !== 0)} AS "${column}"`);
+  if (kind === 'verifications') values.push(`'${region.replaceAll("'", "''")}' AS region`, `'api' AS source`, `'' AS app_id`);
+  return `SELECT ${values.join(', ')} FROM (SELECT ${split})`;
+}
 
 const KINDS: readonly Kind[] = ['verifications', 'ratelimits'];
 
@@ -100,6 +134,7 @@ export class AnalyticsDatabase {
       autoload_known_extensions: 'false',
       allow_community_extensions: 'false',
       lock_configuration: 'true',
+      checkpoint_threshold: CHECKPOINT_THRESHOLD,
     });
     const ingestion = await instance.connect();
     for (const ddl of STORED_DDL) await ingestion.run(ddl);
@@ -122,25 +157,26 @@ export class AnalyticsDatabase {
    * buffer was damaged). Rows go to the raw tables only, unless some are older than a
    * rollup's `through` (late): those are added to that rollup too.
    */
-  async ingestRows([verifications, ratelimits, verificationRows, ratelimitRows, unread, minTimeMs]: EventRows): Promise<{ written: number; unread: number }> {
-    const batches = { verifications: { rows: verifications, count: verificationRows }, ratelimits: { rows: ratelimits, count: ratelimitRows } };
-    if (verificationRows + ratelimitRows === 0) return { written: 0, unread };
-    const late = minTimeMs < this.through.minute;
+  async ingestRows(rows: EventRows): Promise<{ written: number; unread: number }> {
+    const written = rows.verifications.rows + rows.ratelimits.rows;
+    if (written === 0) return { written, unread: rows.unread };
+    const late = rows.minTimeMs < this.through.minute;
     await this.transaction(async () => {
       for (const kind of KINDS) {
-        if (batches[kind].count === 0) continue;
-        const parse = await this.ingestion.prepare(late ? `CREATE OR REPLACE TEMP TABLE batch AS ${PARSE[kind]}` : `INSERT INTO ${kind} ${PARSE[kind]}`);
-        parse.bindVarchar(1, batches[kind].rows);
-        if (kind === 'verifications') parse.bindVarchar(2, this.region);
-        await parse.run();
+        const batch = rows[kind];
+        if (batch.rows === 0) continue;
+        const select = parse(kind, batch.escaped, this.region);
+        const statement = await this.ingestion.prepare(late ? `CREATE OR REPLACE TEMP TABLE batch AS ${select}` : `INSERT INTO ${kind} BY NAME ${select}`);
+        batch.columns.forEach((text, i) => statement.bindVarchar(i + 1, text));
+        await statement.run();
         if (!late) continue;
-        await this.ingestion.run(`INSERT INTO ${kind} SELECT * FROM batch`);
+        await this.ingestion.run(`INSERT INTO ${kind} BY NAME SELECT * FROM batch`);
         for (const g of GRAINS) {
           await this.ingestion.run(`INSERT INTO ${kind}_rollup_${g} ${rawRollupRows(kind, g, 'batch', `time < ${this.through[g]}`)}`);
         }
       }
     });
-    return { written: verificationRows + ratelimitRows, unread };
+    return { written, unread: rows.unread };
   }
 
   /**

@@ -64,15 +64,15 @@ function ingest(): Promise<void> {
       port0.postMessage({ type: 'log', level: 'warn', msg: 'analytics: rolling up the rollups failed; the next tick tries again', fields: { error: (err as Error).message } } satisfies WorkerMessage);
     });
     const rows = native.eventsTake();
-    const [, , verificationRows, ratelimitRows, unread, oldest] = rows;
-    if (verificationRows + ratelimitRows + unread === 0) return;
+    const { unread, minTimeMs: oldest } = rows;
+    const lines = rows.verifications.rows + rows.ratelimits.rows + unread;
+    if (lines === 0) return;
     try {
       const { written } = await db.ingestRows(rows);
       stats[STAT.written] = (stats[STAT.written] ?? 0) + written;
       stats[STAT.failed] = (stats[STAT.failed] ?? 0) + unread;
     } catch (err) {
       // DuckDB refused the batch (its disk full, say): the batch is lost and counted.
-      const lines = verificationRows + ratelimitRows + unread;
       stats[STAT.failed] = (stats[STAT.failed] ?? 0) + lines;
       port0.postMessage({ type: 'log', level: 'warn', msg: 'analytics: a batch of events could not be written', fields: { events: lines, error: (err as Error).message } } satisfies WorkerMessage);
     }

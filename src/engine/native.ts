@@ -231,8 +231,20 @@ export interface DecisionCounts {
   creditsSpent: number;
 }
 
-/** Analytics events as rows: verifications and rate-limit decisions (tab-separated lines), how many of each, lines that gave none, and the earliest time of a row (Infinity: none). */
-export type EventRows = [verifications: string, ratelimits: string, verificationRows: number, ratelimitRows: number, unread: number, minTimeMs: number];
+/** One analytics table's rows: one text per column (native/src/event_rows.rs orders them), its values separated by line feeds; bit i of `escaped` is set when column i holds escapes. */
+export interface EventColumns {
+  columns: string[];
+  rows: number;
+  escaped: number;
+}
+
+/** Analytics events as rows: verifications and rate-limit decisions, lines that gave none, and the earliest time of a row (Infinity: none). */
+export interface EventRows {
+  verifications: EventColumns;
+  ratelimits: EventColumns;
+  unread: number;
+  minTimeMs: number;
+}
 
 /** Every member of NativeModule, once: the compiler refuses a missing or an extra one. */
 const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {

@@ -53,16 +53,24 @@ pub fn events_take(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     rows_value(env, &rows)
 }
 
-/// [verifications, ratelimits, verificationRows, ratelimitRows, unread, minTime]: the rows
-/// as DuckDB stores them (event_rows.rs lays them out), how many of each, how many lines
-/// gave none, and the earliest time of a row (Infinity when none).
+/// {verifications, ratelimits, unread, minTimeMs}: each table's rows as DuckDB stores them
+/// ({columns: one text per column, its values separated by line feeds; rows; escaped: bit i
+/// set when column i holds escapes}, event_rows.rs lays them out), how many lines gave none,
+/// and the earliest time of a row (Infinity when none).
 fn rows_value(env: Env, rows: &event_rows::Rows) -> Result<napi_value, Error> {
-    let out = env.array(6)?;
-    env.set_element(out, 0, env.string_from_utf8(&rows.verifications)?)?;
-    env.set_element(out, 1, env.string_from_utf8(&rows.ratelimits)?)?;
-    env.set_element(out, 2, env.double(event_rows::count(&rows.verifications) as f64)?)?;
-    env.set_element(out, 3, env.double(event_rows::count(&rows.ratelimits) as f64)?)?;
-    env.set_element(out, 4, env.double(f64::from(rows.unread))?)?;
-    env.set_element(out, 5, env.double(if rows.min_time == i64::MAX { f64::INFINITY } else { rows.min_time as f64 })?)?;
+    let out = env.object()?;
+    for (name, table) in [(c"verifications", &rows.verifications), (c"ratelimits", &rows.ratelimits)] {
+        let value = env.object()?;
+        let columns = env.array(0)?;
+        for i in 0..table.columns() {
+            env.set_element(columns, i as u32, env.string_from_utf8(table.separated(i))?)?;
+        }
+        env.set_named(value, c"columns", columns)?;
+        env.set_named(value, c"rows", env.double(f64::from(table.rows))?)?;
+        env.set_named(value, c"escaped", env.double(f64::from(table.escaped))?)?;
+        env.set_named(out, name, value)?;
+    }
+    env.set_named(out, c"unread", env.double(f64::from(rows.unread))?)?;
+    env.set_named(out, c"minTimeMs", env.double(if rows.min_time == i64::MAX { f64::INFINITY } else { rows.min_time as f64 })?)?;
     Ok(out)
 }
