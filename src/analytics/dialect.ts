@@ -41,6 +41,7 @@
 // (`toDateTime(time / 1000)`, as the docs write it); given a millisecond column itself they
 // read milliseconds too. now() is UTC, as Unkey's servers are, whatever DuckDB's TimeZone.
 import { publicSelect, RATELIMIT_TABLES, VERIFICATION_TABLES, type PublicTable } from './schema.js';
+import { unparametric } from './parametric.js';
 import { invalidAnalyticsFunction, invalidAnalyticsQuery, invalidAnalyticsQueryType, invalidAnalyticsTable } from '../errors/errors.js';
 
 export interface Scope {
@@ -65,10 +66,11 @@ export interface SqlParser {
  */
 export async function translate(query: string, scope: Scope, parser: SqlParser, views: PublicViews = new PublicViews()): Promise<string> {
   // One after the other: the caller's connection runs one statement at a time.
-  const parsed = await parser.serialize(query);
+  const text = unparametric(query);
+  const parsed = await parser.serialize(text);
   const publics = await views.of(scope, parser);
   try {
-    const node = new Translation(scope.kind, publics, Buffer.from(query, 'utf8')).query(userStatement(parseJson(parsed), query), ROOT);
+    const node = new Translation(scope.kind, publics, Buffer.from(text, 'utf8')).query(userStatement(parseJson(parsed), text), ROOT);
     const sql = await parser.deserialize(stringifyJson({ error: false, statements: [{ node, named_param_map: [] }] }));
     assertConfined(parseJson(await parser.serialize(sql)), publics);
     return sql;
@@ -426,7 +428,9 @@ const DUCKDB_FUNCTIONS = [
   'now', 'timezone', 'date_trunc', 'date_part', 'date_diff', 'time_bucket', 'epoch_ms', 'make_timestamp', 'strftime', 'trunc',
   'to_years', 'to_quarters', 'to_months', 'to_weeks', 'to_days', 'to_hours', 'to_minutes', 'to_seconds', 'to_milliseconds', 'to_microseconds',
   // lists
-  'list_value', 'list_extract', 'list_contains', 'list_has_any', 'list_has_all', 'list_filter', 'list_transform', 'unnest', 'row',
+  'list_value', 'list_extract', 'list_contains', 'list_has_any', 'list_has_all', 'list_filter', 'list_transform', 'unnest', 'row', 'flatten',
+  // quantiles, and the rate-limit rollups' latency states (schema.ts: the kw_ macros, and struct_pack for latency_avg)
+  'quantile_cont', 'quantile_disc', 'kw_points', 'kw_avg_merge', 'kw_quantiles', 'struct_pack',
 ] as const;
 type DuckFunction = (typeof DUCKDB_FUNCTIONS)[number];
 const DUCKDB_ALLOWED = new Set<string>(DUCKDB_FUNCTIONS);
@@ -650,7 +654,41 @@ const CLICKHOUSE: Record<string, Rewrite> = {
   arrayfilter: { arity: [2, 2], to: (c) => ({ node: fn('list_filter', arg(c, 1).node, arg(c, 0).node), ty: 'unknown' }) },
   arraymap: { arity: [2, 2], to: (c) => ({ node: fn('list_transform', arg(c, 1).node, arg(c, 0).node), ty: 'unknown' }) },
   arrayjoin: { arity: [1, 1], to: arrayJoin },
+
+  // The quantile family, written f(value, levels…) by parametric.ts.
+  quantile: quantile('quantile_cont', 'one'),
+  quantiles: quantile('quantile_cont', 'list'),
+  quantileexact: quantile('quantile_disc', 'one'),
+  quantilesexact: quantile('quantile_disc', 'list'),
+  quantiletdigest: quantile('quantile_cont', 'one'),
+  quantilestdigest: quantile('quantile_cont', 'list'),
+  // The latency states of the rate-limit rollups (schema.ts): latency_avg a {sum, count}, latency_p75 / _p99 lists of points.
+  avgmerge: { arity: [1, 1], to: (c) => ({ node: fn('kw_avg_merge', arg(c, 0).node), ty: 'number' }) },
+  quantilestdigestmerge: { arity: [2, Infinity], to: (c) => ({ node: fn('kw_quantiles', arg(c, 0).node, fn('list_value', ...c.args.slice(1).map((a) => a.node))), ty: 'unknown' }) },
+  quantiletdigestmerge: { arity: [1, 2], to: (c) => ({ node: fn('list_extract', fn('kw_quantiles', arg(c, 0).node, fn('list_value', c.args[1]?.node ?? half())), int(1)), ty: 'number' }) },
 };
+
+/** 0.5, the level of a quantile without one (the median). */
+const half = (): Node => ({ ...constant('VARCHAR', '0.5'), value: { type: { id: 'DOUBLE', type_info: null }, is_null: false, value: 0.5 } });
+
+/**
+ * quantile(level)(x) and its kin as DuckDB's quantile_cont / quantile_disc (an approximate
+ * ClickHouse quantile as the exact one): `one` level (0.5 when none is given) or a `list` of
+ * them, answered as a list. DuckDB checks the levels (constants within [0, 1]).
+ */
+function quantile(to: 'quantile_cont' | 'quantile_disc', levels: 'one' | 'list'): Rewrite {
+  return {
+    arity: levels === 'one' ? [1, 2] : [2, Infinity],
+    aggregate: true,
+    to: (c) => {
+      const node = c.node;
+      const given = c.args.slice(1).map((a) => a.node);
+      node.function_name = to;
+      node.children = [arg(c, 0).node, levels === 'one' ? (given[0] ?? half()) : fn('list_value', ...given)];
+      return { node, ty: levels === 'one' ? 'number' : 'unknown' };
+    },
+  };
+}
 
 /**
  * ClickHouse's arrayJoin(arr) repeats its row once per element. DuckDB allows unnest() in a

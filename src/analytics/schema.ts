@@ -29,16 +29,33 @@ export const ROLLUP_GROUPS: Record<Kind, string> = {
   verifications: 'workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags',
   ratelimits: 'workspace_id, namespace_id, identifier',
 };
-const MEASURES: Record<Kind, readonly string[]> = { verifications: ['count', 'spent_credits'], ratelimits: ['passed', 'total', 'passed_tokens', 'total_tokens'] };
+const MEASURES: Record<Kind, readonly string[]> = {
+  verifications: ['count', 'spent_credits'],
+  ratelimits: ['passed', 'total', 'passed_tokens', 'total_tokens', 'latency_sum', 'latency_count', 'latency_points'],
+};
+
+/**
+ * How many latencies a rate-limit rollup row keeps for quantiles (`latency_points`): all of
+ * its decisions' when it has at most this many, else this many evenly spaced quantiles of
+ * them (kw_points; the last at 99.5%, so that a p99 is read between two of them). Rows
+ * merged into a coarser grain, or by a query, pool their points, each point weighing alike:
+ * an approximation, as ClickHouse's t-digest states are one.
+ */
+export const LATENCY_POINTS = 100;
 
 /** The measures of raw rows (`time` in ms), per group. */
 export const RAW_MEASURES: Record<Kind, string> = {
   verifications: 'count(*) AS count, sum(spent_credits) AS spent_credits',
-  ratelimits: 'count(*) FILTER (WHERE passed) AS passed, count(*) AS total, coalesce(sum(tokens) FILTER (WHERE passed), 0) AS passed_tokens, sum(tokens) AS total_tokens',
+  ratelimits:
+    'count(*) FILTER (WHERE passed) AS passed, count(*) AS total, coalesce(sum(tokens) FILTER (WHERE passed), 0) AS passed_tokens, sum(tokens) AS total_tokens, ' +
+    'sum(latency) AS latency_sum, count(*) AS latency_count, kw_points(list(latency)) AS latency_points',
 };
 
-/** The measures of finer rollup rows, summed. */
-export const SUMMED_MEASURES = (kind: Kind): string => MEASURES[kind].map((m) => `sum(${m}) AS ${m}`).join(', ');
+/** A measure of finer rollup rows, merged: summed, or (latency points) pooled. */
+const merged = (m: string): string => (m === 'latency_points' ? `kw_points(flatten(list(${m})))` : `sum(${m})`);
+
+/** The measures of finer rollup rows, merged. */
+export const SUMMED_MEASURES = (kind: Kind): string => MEASURES[kind].map((m) => `${merged(m)} AS ${m}`).join(', ');
 
 /** The type of a rollup's `time`: a DateTime for minutes and hours, a Date for days and months. */
 function timeType(grain: Grain): 'TIMESTAMP' | 'DATE' {
@@ -65,8 +82,23 @@ export function rawRollupRows(kind: Kind, grain: Grain, source: string, where: s
 /** The grain each rollup is made from (minutes come from raw rows). */
 export const FINER: Record<Exclude<Grain, 'minute'>, Grain> = { hour: 'minute', day: 'hour', month: 'day' };
 
+/**
+ * The macros of the latency states (docs/analytics.md, "Rate limits"). kw_points: a list of
+ * latencies as a rollup row keeps it (LATENCY_POINTS). kw_avg_merge / kw_quantiles: what
+ * avgMerge(latency_avg) and quantilesTDigestMerge(levels)(latency_p75) are (dialect.ts).
+ */
+const QUANTILE_LEVELS = `[${Array.from({ length: LATENCY_POINTS }, (_, i) => (i + 0.5) / LATENCY_POINTS).join(', ')}]`;
+const MACROS: readonly string[] = [
+  // Beyond LATENCY_POINTS values, the quantiles of a reservoir sample of 8,192 of them (exact up to that many): sorting a
+  // hot identifier's minute of values (millions) cost 1.4 µs per event at the roll, the sample 0.06 (bench/HISTORY.md).
+  `CREATE OR REPLACE MACRO kw_points(l) AS CASE WHEN len(l) <= ${LATENCY_POINTS} THEN list_sort(l) ELSE list_aggregate(l, 'reservoir_quantile', ${QUANTILE_LEVELS}, 8192) END`,
+  'CREATE OR REPLACE MACRO kw_avg_merge(x) AS sum(x.sum) / nullif(sum(x.count), 0)',
+  "CREATE OR REPLACE MACRO kw_quantiles(points, levels) AS list_aggregate(flatten(list(points)), 'quantile_cont', levels)",
+];
+
 /** The DDL of the stored tables (idempotent). `time` of raw events is Unix milliseconds, as Unkey's. */
 export const STORED_DDL: readonly string[] = [
+  ...MACROS,
   `CREATE TABLE IF NOT EXISTS verifications (
     request_id VARCHAR NOT NULL, time BIGINT NOT NULL, workspace_id VARCHAR NOT NULL, key_space_id VARCHAR NOT NULL,
     external_id VARCHAR NOT NULL, key_id VARCHAR NOT NULL, outcome VARCHAR NOT NULL, region VARCHAR NOT NULL,
@@ -87,6 +119,13 @@ export const STORED_DDL: readonly string[] = [
     time ${timeType(g)} NOT NULL, workspace_id VARCHAR NOT NULL, namespace_id VARCHAR NOT NULL,
     identifier VARCHAR NOT NULL, passed BIGINT NOT NULL, total BIGINT NOT NULL, passed_tokens BIGINT NOT NULL, total_tokens BIGINT NOT NULL)`,
   ),
+  // The latency states, added to rollups of databases written before them too (their older
+  // rows hold none: no decision's latency counts in them).
+  ...GRAINS.flatMap((g) => [
+    `ALTER TABLE ratelimits_rollup_${g} ADD COLUMN IF NOT EXISTS latency_sum DOUBLE DEFAULT 0`,
+    `ALTER TABLE ratelimits_rollup_${g} ADD COLUMN IF NOT EXISTS latency_count BIGINT DEFAULT 0`,
+    `ALTER TABLE ratelimits_rollup_${g} ADD COLUMN IF NOT EXISTS latency_points DOUBLE[] DEFAULT []`,
+  ]),
 ];
 
 /** DuckDB's truncation of a grain, applied to a raw event's time (ms). */
@@ -108,8 +147,10 @@ export function publicSelect(table: PublicTable, where: string): string {
   }
   const grain = /_per_(minute|hour|day|month)_v1$/.exec(table)?.[1] as Grain;
   const kind: Kind = table.startsWith('key_verifications') ? 'verifications' : 'ratelimits';
-  const totals = MEASURES[kind].map((m) => `CAST(sum(${m}) AS BIGINT) AS ${m}`).join(', ');
-  return `SELECT time, ${ROLLUP_GROUPS[kind]}, ${totals} FROM (${rollupRows(kind, grain, where)}) GROUP BY ALL`;
+  const totals = MEASURES[kind].filter((m) => !m.startsWith('latency_')).map((m) => `CAST(sum(${m}) AS BIGINT) AS ${m}`);
+  // Unkey's latency states: avgMerge reads latency_avg, quantilesTDigestMerge latency_p75 / _p99 (kept as one list of points).
+  const states = kind === 'ratelimits' ? [`{'sum': sum(latency_sum), 'count': CAST(sum(latency_count) AS BIGINT)} AS latency_avg`, ...['latency_p75', 'latency_p99'].map((c) => `${merged('latency_points')} AS ${c}`)] : [];
+  return `SELECT time, ${ROLLUP_GROUPS[kind]}, ${[...totals, ...states].join(', ')} FROM (${rollupRows(kind, grain, where)}) GROUP BY ALL`;
 }
 
 /** The stored rows of `grain` and, since its `through`, the finer grain's, cut to `grain` (partial rows, not yet summed). */

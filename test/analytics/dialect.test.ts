@@ -50,8 +50,9 @@ beforeAll(async () => {
   for (const g of GRAINS) {
     await con.run(`INSERT INTO verifications_rollup_${g} (time, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, count, spent_credits)
       SELECT ${bucketOf(g, 'time')}, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, count(*), sum(spent_credits) FROM verifications GROUP BY ALL`);
-    await con.run(`INSERT INTO ratelimits_rollup_${g} (time, workspace_id, namespace_id, identifier, passed, total, passed_tokens, total_tokens)
-      SELECT ${bucketOf(g, 'time')}, workspace_id, namespace_id, identifier, count(*) FILTER (WHERE passed), count(*), coalesce(sum(tokens) FILTER (WHERE passed), 0), sum(tokens) FROM ratelimits GROUP BY ALL`);
+    await con.run(`INSERT INTO ratelimits_rollup_${g} (time, workspace_id, namespace_id, identifier, passed, total, passed_tokens, total_tokens, latency_sum, latency_count, latency_points)
+      SELECT ${bucketOf(g, 'time')}, workspace_id, namespace_id, identifier, count(*) FILTER (WHERE passed), count(*), coalesce(sum(tokens) FILTER (WHERE passed), 0), sum(tokens),
+        sum(latency), count(*), kw_points(list(latency)) FROM ratelimits GROUP BY ALL`);
   }
 });
 
@@ -346,7 +347,6 @@ const DOCUMENTED: DocQuery[] = [
   {
     source: `${GR} Reference available columns (latency states)`,
     kind: 'ratelimits',
-    refused: 'parametric aggregate',
     sql: `SELECT\n  avgMerge(latency_avg) AS average_latency,\n  quantilesTDigestMerge(0.75)(latency_p75)[1] AS p75_latency,\n  quantilesTDigestMerge(0.99)(latency_p99)[1] AS p99_latency\nFROM ratelimits_per_hour_v1\nWHERE namespace_id = 'rlns_1234'\n  AND time >= now() - INTERVAL 24 HOUR`,
   },
   {
@@ -463,6 +463,26 @@ beforeAll(async () => {
 });
 
 describe('answers on the seeded events', () => {
+  it('quantiles as ClickHouse writes them, f(levels)(x), on raw rows; strings and comments that look like one are left alone', async () => {
+    const q = `SELECT quantile(0.5)(spent_credits) AS med, quantiles(0.25, 0.75)(spent_credits) AS qs, quantileExact(0.9)(spent_credits) AS p90, quantile(spent_credits) AS plain,
+      'quantile(0.5)(x)' AS s /* quantile(1)(y) */ FROM key_verifications_v1 WHERE workspace_id = 'ws_a'`;
+    // ws_a's spent credits: 0, 0, 2, 3, 5, 50.
+    expect(await rows(q)).toEqual([{ med: 2.5, qs: [0.5, 4.5], p90: '50', plain: 2.5, s: 'quantile(0.5)(x)' }]);
+    // A level outside [0, 1]: DuckDB refuses it when the query runs (the worker answers 400).
+    await expect(con.runAndReadAll(await translate('SELECT quantile(1.5)(spent_credits) FROM key_verifications_v1', VERIFY, parser))).rejects.toThrow(/QUANTILE/i);
+  });
+
+  it("the rate-limit rollups' latency states: avgMerge(latency_avg) and quantilesTDigestMerge(levels)(latency_p75 / _p99)", async () => {
+    const q = (table: string): string => `SELECT namespace_id, avgMerge(latency_avg) AS average_latency, quantilesTDigestMerge(0.75)(latency_p75)[1] AS p75, quantileTDigestMerge(0.99)(latency_p99) AS p99
+      FROM ${table} GROUP BY namespace_id ORDER BY namespace_id`;
+    for (const g of GRAINS) {
+      expect(await rows(q(`ratelimits_per_${g}_v1`), RATELIMIT), g).toEqual([
+        { namespace_id: 'rlns_1234', average_latency: 1.5, p75: 1.5, p99: 1.5 },
+        { namespace_id: 'rlns_5678', average_latency: 1.5, p75: 1.5, p99: 1.5 },
+      ]);
+    }
+  });
+
   it('counts within the workspace, and within the key spaces of a scoped key', async () => {
     const q = 'SELECT COUNT(*) as total FROM key_verifications_v1 WHERE time >= now() - INTERVAL 7 DAY';
     expect(await rows(q)).toEqual([{ total: '5' }]);
@@ -871,7 +891,7 @@ describe('refusals', () => {
     ['WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r) SELECT * FROM r', 'invalid_analytics_query', 'recursive'],
     ['SELECT outcome FROM key_verifications_v1 ORDER BY time WITH FILL', 'invalid_analytics_query', 'WITH FILL'],
     ['SELECT key_id, time FROM key_verifications_v1 ORDER BY time DESC LIMIT 1 BY key_id', 'invalid_analytics_query', 'LIMIT … BY'],
-    ['SELECT quantile(0.5)(spent_credits) FROM key_verifications_v1', 'invalid_analytics_query', 'parametric'],
+    ['SELECT topK(3)(outcome) FROM key_verifications_v1', 'invalid_analytics_query', 'parametric'],
     ['SELECT tag FROM key_verifications_v1 ARRAY JOIN tags AS tag', 'invalid_analytics_query', 'ARRAY JOIN'],
     ['SELECT count(*) FROM key_verifications_v1 SETTINGS max_threads = 64', 'invalid_analytics_query', 'SETTINGS'],
     ['SELECT outcome, count() FROM key_verifications_v1 GROUP BY outcome WITH TOTALS', 'invalid_analytics_query', 'WITH TOTALS'],

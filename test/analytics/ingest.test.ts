@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AnalyticsDatabase, DATABASE_FILE, jsonValue } from '../../src/analytics/database.js';
-import { GRAINS, publicSelect } from '../../src/analytics/schema.js';
+import { GRAINS, LATENCY_POINTS, publicSelect } from '../../src/analytics/schema.js';
 
 let dir = '';
 let db: AnalyticsDatabase;
@@ -46,8 +46,10 @@ async function expectRollups(outcomes: Record<string, [number, number]>, limits:
   for (const g of GRAINS) {
     const byOutcome = await rows(`SELECT outcome, sum(count)::BIGINT AS n, sum(spent_credits)::BIGINT AS spent FROM (${publicSelect(`key_verifications_per_${g}_v1`, scope)}) GROUP BY outcome`);
     expect(Object.fromEntries(byOutcome.map((r) => [r.outcome, [r.n, r.spent]])), g).toEqual(outcomes);
-    const l = await rows(`SELECT sum(passed)::BIGINT AS p, sum(total)::BIGINT AS t, sum(passed_tokens)::BIGINT AS pt FROM (${publicSelect(`ratelimits_per_${g}_v1`, scope)})`);
+    const l = await rows(`SELECT sum(passed)::BIGINT AS p, sum(total)::BIGINT AS t, sum(passed_tokens)::BIGINT AS pt, kw_avg_merge(latency_avg) AS avg, kw_quantiles(latency_p99, [0.5, 0.99]) AS q FROM (${publicSelect(`ratelimits_per_${g}_v1`, scope)})`);
     expect([l[0]?.p, l[0]?.t, l[0]?.pt], g).toEqual(limits);
+    // Every decision here took 1.5 ms (the lines' `l`): the latency states agree, rolled up or not.
+    expect([l[0]?.avg, l[0]?.q], g).toEqual([1.5, [1.5, 1.5]]);
   }
 }
 
@@ -95,6 +97,15 @@ describe('analytics ingestion', () => {
     await db.roll(T + 80 * 86_400_000);
     await expectRollups({ VALID: [2, 6], USAGE_EXCEEDED: [1, 0], NOT_FOUND: [1, 0] }, [2, 4, 4]);
     expect((await rows('SELECT count(*) AS n FROM verifications'))[0]?.n).toBe(4);
+  });
+
+  it('a rollup row of many decisions keeps evenly spaced quantiles of their latencies, close enough for a p99', async () => {
+    const points = `SELECT kw_points(list(i::DOUBLE)) AS p FROM range(1, 1001) t(i)`;
+    const [row] = await rows(`SELECT (SELECT len(p) FROM (${points})) AS n, kw_quantiles(p, [0.5, 0.99]) AS q FROM (${points})`);
+    expect(row?.n).toBe(LATENCY_POINTS);
+    const [median, p99] = row?.q as number[];
+    expect(Math.abs((median as number) - 500.5)).toBeLessThan(2);
+    expect(Math.abs((p99 as number) - 990.01)).toBeLessThan(6);
   });
 
   it('an empty batch, or one of nothing but damaged lines, writes nothing', async () => {

@@ -73,6 +73,18 @@ describe('analytics, live', () => {
       { identifier: 'u1', passed: 2, total: 3 },
       { identifier: 'u2', passed: 1, total: 1 },
     ]);
+    // Unkey's latency states, as its docs read them: the raw latencies' average and quantiles.
+    const raw = await call(srv(), 'analytics.getRatelimits', { query: `SELECT avg(latency) AS avg, min(latency) AS lo, max(latency) AS hi FROM ratelimits_v1 WHERE identifier IN ('u1', 'u2')` });
+    const states = await call(srv(), 'analytics.getRatelimits', {
+      query: `SELECT avgMerge(latency_avg) AS average_latency, quantilesTDigestMerge(0.75)(latency_p75)[1] AS p75_latency, quantilesTDigestMerge(0.99)(latency_p99)[1] AS p99_latency FROM ratelimits_per_hour_v1 WHERE identifier IN ('u1', 'u2')`,
+    });
+    const { avg, lo, hi } = (raw.json.data as { avg: number; lo: number; hi: number }[])[0] ?? { avg: NaN, lo: NaN, hi: NaN };
+    const [row] = states.json.data as { average_latency: number; p75_latency: number; p99_latency: number }[];
+    expect(row?.average_latency).toBeCloseTo(avg, 9);
+    for (const q of [row?.p75_latency, row?.p99_latency]) {
+      expect(q).toBeGreaterThanOrEqual(lo);
+      expect(q).toBeLessThanOrEqual(hi);
+    }
   });
 
   it('X-Unkey-Metrics: disabled leaves no event', async () => {
