@@ -537,6 +537,21 @@ const split: Rewrite = { arity: [2, 2], to: (c) => ({ node: fn('string_split', a
 /** empty / notEmpty of a string or an array. */
 const emptiness = (empty: boolean): Rewrite => ({ arity: [1, 1], to: (c) => ({ node: compare(empty ? 'COMPARE_EQUAL' : 'COMPARE_GREATERTHAN', fn('length', arg(c, 0).node), int(0)), ty: 'bool' }) });
 
+/**
+ * toStartOfInterval(t, INTERVAL n unit): the start of t's bucket of n units, the buckets
+ * counted as ClickHouse counts them: weeks from Monday 1970-01-05, months and quarters from
+ * January 1900, years from year 0 (2000 here, the same for any n that divides 2000), the
+ * rest from the epoch.
+ */
+const BUCKET_ORIGINS: Partial<Record<string, string>> = { to_weeks: '1970-01-05', to_months: '1900-01-01', to_quarters: '1900-01-01', to_years: '2000-01-01' };
+function startOfInterval(c: Call): Typed {
+  const width = arg(c, 1);
+  if (width.ty !== 'interval') throw invalidAnalyticsQuery('toStartOfInterval(t, INTERVAL n UNIT) takes an interval second', 'write INTERVAL 15 MINUTE');
+  const unit = width.node.class === 'FUNCTION' ? string(width.node.function_name) : '';
+  const origin = cast(text(BUCKET_ORIGINS[unit] ?? '1970-01-01'), 'TIMESTAMP');
+  return { node: fn('time_bucket', width.node, asTimestamp(arg(c, 0)), origin), ty: 'timestamp' };
+}
+
 /** toStartOfWeek's mode: even (the default) weeks start on Sunday, odd on Monday. */
 function weekStart(c: Call): Typed {
   const mode = c.args[1];
@@ -573,6 +588,7 @@ const CLICKHOUSE: Record<string, Rewrite> = {
   tostartoffiveminutes: bucket(5),
   tostartoftenminutes: bucket(10),
   tostartoffifteenminutes: bucket(15),
+  tostartofinterval: { arity: [2, 2], to: startOfInterval },
   tostartofweek: { arity: [1, 2], to: weekStart },
   tomonday: { arity: [1, 1], to: (c) => weekStart({ ...c, args: [arg(c, 0), { node: int(1), ty: 'number' }] }) },
   date_trunc: { arity: [2, 2], to: (c) => ({ node: fn('date_trunc', arg(c, 0).node, asTimestamp(arg(c, 1))), ty: 'timestamp' }) },
