@@ -6,7 +6,7 @@
 // per event. The rollups are rolled up once each period is over (`roll`; schema.ts says how
 // the public rollups stay exact meanwhile).
 import { DuckDBInstance, type DuckDBConnection, DuckDBDateValue, DuckDBListValue, DuckDBTimestampValue, DuckDBDecimalValue, type DuckDBValue } from '@duckdb/node-api';
-import { FINER, GRAINS, rawRollupRows, ROLLUP_GROUPS, rollupTime, STORED_DDL, SUMMED_MEASURES, truncate, type Grain, type Kind } from './schema.js';
+import { CONNECTION_DDL, FINER, GRAINS, rawRollupRows, ROLLUP_GROUPS, rollupTime, STORED_DDL, SUMMED_MEASURES, truncate, type Grain, type Kind } from './schema.js';
 import type { SqlParser } from './dialect.js';
 import { native, type EventRows } from '../engine/native.js';
 
@@ -136,14 +136,14 @@ export class AnalyticsDatabase {
       lock_configuration: 'true',
       checkpoint_threshold: CHECKPOINT_THRESHOLD,
     });
-    const ingestion = await instance.connect();
+    const ingestion = await connectTo(instance);
     for (const ddl of STORED_DDL) await ingestion.run(ddl);
     return new AnalyticsDatabase(instance, ingestion, options.region, await startingThrough(ingestion, Date.now()));
   }
 
   /** A connection of its own (a query's: interrupting it stops only that query). */
   connect(): Promise<DuckDBConnection> {
-    return this.instance.connect();
+    return connectTo(this.instance);
   }
 
   /** Writes a batch of event lines as the engine buffers them (native/src/events.rs); see ingestRows. */
@@ -239,6 +239,13 @@ export class AnalyticsDatabase {
     this.ingestion.closeSync();
     this.instance.closeSync();
   }
+}
+
+/** A connection to `instance`, with the macros every connection has (schema.ts CONNECTION_DDL). */
+async function connectTo(instance: DuckDBInstance): Promise<DuckDBConnection> {
+  const con = await instance.connect();
+  for (const ddl of CONNECTION_DDL) await con.run(ddl);
+  return con;
 }
 
 /**

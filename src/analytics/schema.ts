@@ -83,22 +83,24 @@ export function rawRollupRows(kind: Kind, grain: Grain, source: string, where: s
 export const FINER: Record<Exclude<Grain, 'minute'>, Grain> = { hour: 'minute', day: 'hour', month: 'day' };
 
 /**
- * The macros of the latency states (docs/analytics.md, "Rate limits"). kw_points: a list of
- * latencies as a rollup row keeps it (LATENCY_POINTS). kw_avg_merge / kw_quantiles: what
- * avgMerge(latency_avg) and quantilesTDigestMerge(levels)(latency_p75) are (dialect.ts).
+ * The macros of the latency states (docs/analytics.md, "Rate limits"), which every
+ * connection creates for itself (database.ts): kw_points, a list of latencies as a rollup row
+ * keeps it (LATENCY_POINTS); kw_avg_merge / kw_quantiles, what avgMerge(latency_avg) and
+ * quantilesTDigestMerge(levels)(latency_p75) are (dialect.ts). Temporary, never stored: a
+ * macro created in the database lands in its write-ahead log, and DuckDB (1.5) fails to
+ * replay that log after a kill -9 (an internal error: no default database while replaying).
  */
 const QUANTILE_LEVELS = `[${Array.from({ length: LATENCY_POINTS }, (_, i) => (i + 0.5) / LATENCY_POINTS).join(', ')}]`;
-const MACROS: readonly string[] = [
+export const CONNECTION_DDL: readonly string[] = [
   // Beyond LATENCY_POINTS values, the quantiles of a reservoir sample of 8,192 of them (exact up to that many): sorting a
   // hot identifier's minute of values (millions) cost 1.4 µs per event at the roll, the sample 0.06 (bench/HISTORY.md).
-  `CREATE OR REPLACE MACRO kw_points(l) AS CASE WHEN len(l) <= ${LATENCY_POINTS} THEN list_sort(l) ELSE list_aggregate(l, 'reservoir_quantile', ${QUANTILE_LEVELS}, 8192) END`,
-  'CREATE OR REPLACE MACRO kw_avg_merge(x) AS sum(x.sum) / nullif(sum(x.count), 0)',
-  "CREATE OR REPLACE MACRO kw_quantiles(points, levels) AS list_aggregate(flatten(list(points)), 'quantile_cont', levels)",
+  `CREATE OR REPLACE TEMP MACRO kw_points(l) AS CASE WHEN len(l) <= ${LATENCY_POINTS} THEN list_sort(l) ELSE list_aggregate(l, 'reservoir_quantile', ${QUANTILE_LEVELS}, 8192) END`,
+  'CREATE OR REPLACE TEMP MACRO kw_avg_merge(x) AS sum(x.sum) / nullif(sum(x.count), 0)',
+  "CREATE OR REPLACE TEMP MACRO kw_quantiles(points, levels) AS list_aggregate(flatten(list(points)), 'quantile_cont', levels)",
 ];
 
 /** The DDL of the stored tables (idempotent). `time` of raw events is Unix milliseconds, as Unkey's. */
 export const STORED_DDL: readonly string[] = [
-  ...MACROS,
   `CREATE TABLE IF NOT EXISTS verifications (
     request_id VARCHAR NOT NULL, time BIGINT NOT NULL, workspace_id VARCHAR NOT NULL, key_space_id VARCHAR NOT NULL,
     external_id VARCHAR NOT NULL, key_id VARCHAR NOT NULL, outcome VARCHAR NOT NULL, region VARCHAR NOT NULL,
@@ -120,11 +122,13 @@ export const STORED_DDL: readonly string[] = [
     identifier VARCHAR NOT NULL, passed BIGINT NOT NULL, total BIGINT NOT NULL, passed_tokens BIGINT NOT NULL, total_tokens BIGINT NOT NULL)`,
   ),
   // The latency states, added to rollups of databases written before them too (their older
-  // rows hold none: no decision's latency counts in them).
+  // rows hold none: no decision's latency counts in them, and their points are NULL, which
+  // flatten() skips). No list DEFAULT: DuckDB (1.5) cannot replay an ADD COLUMN with one from
+  // its write-ahead log after a kill -9 (an internal error), and the database would not open.
   ...GRAINS.flatMap((g) => [
     `ALTER TABLE ratelimits_rollup_${g} ADD COLUMN IF NOT EXISTS latency_sum DOUBLE DEFAULT 0`,
     `ALTER TABLE ratelimits_rollup_${g} ADD COLUMN IF NOT EXISTS latency_count BIGINT DEFAULT 0`,
-    `ALTER TABLE ratelimits_rollup_${g} ADD COLUMN IF NOT EXISTS latency_points DOUBLE[] DEFAULT []`,
+    `ALTER TABLE ratelimits_rollup_${g} ADD COLUMN IF NOT EXISTS latency_points DOUBLE[]`,
   ]),
 ];
 

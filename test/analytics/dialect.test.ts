@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { PublicViews, translate, type Scope, type SqlParser } from '../../src/analytics/dialect.js';
 import { splitFill, withFill } from '../../src/analytics/fill.js';
-import { bucketOf, GRAINS, publicSelect, STORED_DDL, type PublicTable } from '../../src/analytics/schema.js';
+import { bucketOf, CONNECTION_DDL, GRAINS, publicSelect, STORED_DDL, type PublicTable } from '../../src/analytics/schema.js';
 import { sqlParser } from '../../src/analytics/database.js';
 import { ApiError } from '../../src/errors/apiError.js';
 import type { ErrorName } from '../../src/errors/catalogue.js';
@@ -26,7 +26,7 @@ beforeAll(async () => {
   // As the analytics database is opened (database.ts): no files, no extensions.
   instance = await DuckDBInstance.create(':memory:', { enable_external_access: 'false', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
   con = await instance.connect();
-  for (const ddl of STORED_DDL) await con.run(ddl);
+  for (const ddl of [...CONNECTION_DDL, ...STORED_DDL]) await con.run(ddl);
   parser = sqlParser(con);
 
   const now = Date.now();
