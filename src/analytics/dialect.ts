@@ -310,7 +310,7 @@ function compare(type: 'COMPARE_EQUAL' | 'COMPARE_GREATERTHAN', left: Node, righ
 }
 const int = (n: number): Node => constant('INTEGER', n);
 /** The SQL types a rewrite casts to. */
-type CastType = 'DATE' | 'TIMESTAMP' | 'VARCHAR' | 'TINYINT' | 'SMALLINT' | 'INTEGER' | 'BIGINT' | 'UTINYINT' | 'USMALLINT' | 'UINTEGER' | 'UBIGINT' | 'FLOAT' | 'DOUBLE';
+type CastType = 'DATE' | 'TIMESTAMP' | 'VARCHAR' | 'TINYINT' | 'SMALLINT' | 'INTEGER' | 'BIGINT' | 'HUGEINT' | 'UTINYINT' | 'USMALLINT' | 'UINTEGER' | 'UBIGINT' | 'FLOAT' | 'DOUBLE';
 function cast(child: Node, id: CastType): Node {
   return { class: 'CAST', type: 'OPERATOR_CAST', alias: '', query_location: NOWHERE, child, cast_type: { id, type_info: null }, try_cast: false };
 }
@@ -508,13 +508,29 @@ const INTERVALS = {
   toIntervalHour: 'to_hours', toIntervalMinute: 'to_minutes', toIntervalSecond: 'to_seconds', toIntervalMillisecond: 'to_milliseconds', toIntervalMicrosecond: 'to_microseconds',
 } as const satisfies Record<string, DuckFunction>;
 const interval = (to: DuckFunction): Rewrite => ({ arity: [1, 1], to: (c) => ({ node: fn(to, arg(c, 0).node), ty: 'interval' }) });
-const conversion = (to: Exclude<CastType, 'DATE' | 'TIMESTAMP'>): Rewrite => ({
+/** The integer types of ClickHouse's toInt… / toUInt…: their bits, and whether signed. */
+const INTEGER_TYPES: Partial<Record<CastType, readonly [bits: number, signed: boolean]>> = {
+  TINYINT: [8, true], SMALLINT: [16, true], INTEGER: [32, true], BIGINT: [64, true],
+  UTINYINT: [8, false], USMALLINT: [16, false], UINTEGER: [32, false], UBIGINT: [64, false],
+};
+const hugeint = (n: bigint): Node => cast(text(String(n)), 'HUGEINT');
+/**
+ * A number as ClickHouse's toInt8…toUInt64 make it: the fraction cut off (DuckDB's CAST
+ * rounds), then wrapped into the type's range as two's complement does (toInt8(300) is 44,
+ * toUInt8(-1) 255), where DuckDB's CAST refuses it.
+ */
+function wrapped(x: Node, [bits, signed]: readonly [number, boolean]): Node {
+  const size = 1n << BigInt(bits);
+  const w = hugeint(size);
+  const m = fn('%', fn('+', fn('%', cast(fn('trunc', x), 'HUGEINT'), w), w), w);
+  return signed ? caseWhen([[compare('COMPARE_GREATERTHAN', m, hugeint(size / 2n - 1n)), fn('-', m, hugeint(size))]], m) : m;
+}
+const conversion = (to: Exclude<CastType, 'DATE' | 'TIMESTAMP' | 'HUGEINT'>): Rewrite => ({
   arity: [1, 1],
   to: (c) => {
     const x = arg(c, 0);
-    // ClickHouse's toInt* truncate a fraction; DuckDB's CAST rounds it.
-    const integer = to !== 'VARCHAR' && to !== 'FLOAT' && to !== 'DOUBLE';
-    return { node: cast(integer && x.ty === 'number' ? fn('trunc', x.node) : x.node, to), ty: to === 'VARCHAR' ? 'string' : 'number' };
+    const integer = INTEGER_TYPES[to];
+    return { node: cast(integer !== undefined && x.ty === 'number' ? wrapped(x.node, integer) : x.node, to), ty: to === 'VARCHAR' ? 'string' : 'number' };
   },
 });
 const utcNow = (): Node => fn('timezone', text('UTC'), fn('now'));
