@@ -6,7 +6,7 @@
 // per event. The rollups are rolled up once each period is over (`roll`; schema.ts says how
 // the public rollups stay exact meanwhile).
 import { DuckDBInstance, type DuckDBConnection, DuckDBDateValue, DuckDBListValue, DuckDBTimestampValue, DuckDBDecimalValue, type DuckDBValue } from '@duckdb/node-api';
-import { CONNECTION_DDL, FINER, GRAINS, rawRollupRows, ROLLUP_GROUPS, rollupTime, STORED_DDL, SUMMED_MEASURES, truncate, type Grain, type Kind } from './schema.js';
+import { CONNECTION_DDL, FINER, GRAINS, rawRollupRows, ROLLUP_GROUPS, rollupTime, STORED_DDL, MERGED_MEASURES, truncate, type Grain, type Kind } from './schema.js';
 import type { SqlParser } from './dialect.js';
 import { native, type EventRows } from '../engine/native.js';
 
@@ -199,7 +199,7 @@ export class AnalyticsDatabase {
           if (next[g] === was[g]) continue;
           const finer = FINER[g];
           const range = `time >= ${rollupTime(finer, String(was[g]))} AND time < ${rollupTime(finer, String(next[g]))}`;
-          await this.ingestion.run(`INSERT INTO ${kind}_rollup_${g} SELECT ${truncate(g)}, ${ROLLUP_GROUPS[kind]}, ${SUMMED_MEASURES(kind)} FROM ${kind}_rollup_${finer} WHERE ${range} GROUP BY ALL`);
+          await this.ingestion.run(`INSERT INTO ${kind}_rollup_${g} SELECT ${truncate(g)}, ${ROLLUP_GROUPS[kind]}, ${MERGED_MEASURES(kind)} FROM ${kind}_rollup_${finer} WHERE ${range} GROUP BY ALL`);
         }
       }
       await this.ingestion.run(storeThrough(next));

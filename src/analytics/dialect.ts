@@ -301,7 +301,7 @@ const NOWHERE = 18446744073709551615n;
 function fn(name: DuckFunction, ...children: Node[]): Node {
   return { class: 'FUNCTION', type: 'FUNCTION', alias: '', query_location: NOWHERE, function_name: name, schema: '', children, filter: null, order_bys: { type: 'ORDER_MODIFIER', orders: [] }, distinct: false, is_operator: OPERATORS.has(name), export_state: false, catalog: '' };
 }
-function constant(id: 'VARCHAR' | 'INTEGER', value: string | number): Node {
+function constant(id: 'VARCHAR' | 'INTEGER' | 'DOUBLE', value: string | number): Node {
   return { class: 'CONSTANT', type: 'VALUE_CONSTANT', alias: '', query_location: NOWHERE, value: { type: { id, type_info: null }, is_null: false, value } };
 }
 const text = (s: string): Node => constant('VARCHAR', s);
@@ -701,7 +701,7 @@ const CLICKHOUSE: Record<string, Rewrite> = {
 };
 
 /** 0.5, the level of a quantile without one (the median). */
-const half = (): Node => ({ ...constant('VARCHAR', '0.5'), value: { type: { id: 'DOUBLE', type_info: null }, is_null: false, value: 0.5 } });
+const half = (): Node => constant('DOUBLE', 0.5);
 
 /**
  * quantile(level)(x) and its kin as DuckDB's quantile_cont / quantile_disc (an approximate

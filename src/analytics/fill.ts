@@ -12,6 +12,7 @@
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { DuckDBDateValue, DuckDBTimestampValue } from '@duckdb/node-api';
 import { invalidAnalyticsQuery, queryRowsLimitExceeded } from '../errors/errors.js';
+import { skipQuoted } from './parametric.js';
 
 export interface Fill {
   /** The ORDER BY item the clause follows (a column of the result). */
@@ -28,17 +29,9 @@ function topLevel(text: string): boolean[] {
   let depth = 0;
   for (let i = 0; i < text.length; ) {
     const c = text[i] as string;
-    const quote = c === "'" || c === '"' ? c : undefined;
-    if (quote !== undefined) {
-      let j = i + 1;
-      while (j < text.length && !(text[j] === quote && text[j + 1] !== quote)) j += text[j] === quote ? 2 : 1;
-      for (; i <= j && i < text.length; i++) top[i] = false;
-      continue;
-    }
-    if (text.startsWith('--', i) || text.startsWith('/*', i)) {
-      const end = text.startsWith('--', i) ? text.indexOf('\n', i) : text.indexOf('*/', i) + 1;
-      const stop = end <= 0 ? text.length : end + 1;
-      for (; i < stop; i++) top[i] = false;
+    const skipped = Math.min(skipQuoted(text, i), text.length);
+    if (skipped !== i) {
+      for (; i < skipped; i++) top[i] = false;
       continue;
     }
     if (c === '(') depth++;

@@ -10,7 +10,7 @@ const PARAMETRIC = new Set(['quantile', 'quantiles', 'quantileexact', 'quantiles
 const isNameChar = (c: string | undefined): boolean => c !== undefined && /[A-Za-z0-9_$]/.test(c);
 
 /** The index just past the string, quoted name or comment starting at `i`, or `i` when none starts there. */
-function skipQuoted(text: string, i: number): number {
+export function skipQuoted(text: string, i: number): number {
   const c = text[i];
   if (c === "'" || c === '"') {
     let j = i + 1;

@@ -55,7 +55,7 @@ export const RAW_MEASURES: Record<Kind, string> = {
 const merged = (m: string): string => (m === 'latency_points' ? `kw_points(flatten(list(${m})))` : `sum(${m})`);
 
 /** The measures of finer rollup rows, merged. */
-export const SUMMED_MEASURES = (kind: Kind): string => MEASURES[kind].map((m) => `${merged(m)} AS ${m}`).join(', ');
+export const MERGED_MEASURES = (kind: Kind): string => MEASURES[kind].map((m) => `${merged(m)} AS ${m}`).join(', ');
 
 /** The type of a rollup's `time`: a DateTime for minutes and hours, a Date for days and months. */
 function timeType(grain: Grain): 'TIMESTAMP' | 'DATE' {
@@ -152,8 +152,9 @@ export function publicSelect(table: PublicTable, where: string): string {
   const grain = /_per_(minute|hour|day|month)_v1$/.exec(table)?.[1] as Grain;
   const kind: Kind = table.startsWith('key_verifications') ? 'verifications' : 'ratelimits';
   const totals = MEASURES[kind].filter((m) => !m.startsWith('latency_')).map((m) => `CAST(sum(${m}) AS BIGINT) AS ${m}`);
-  // Unkey's latency states: avgMerge reads latency_avg, quantilesTDigestMerge latency_p75 / _p99 (kept as one list of points).
-  const states = kind === 'ratelimits' ? [`{'sum': sum(latency_sum), 'count': CAST(sum(latency_count) AS BIGINT)} AS latency_avg`, ...['latency_p75', 'latency_p99'].map((c) => `${merged('latency_points')} AS ${c}`)] : [];
+  // Unkey's latency states: avgMerge reads latency_avg, quantilesTDigestMerge latency_p75 / _p99 (one list: the
+  // points of the rows summed here, pooled as they are; kw_quantiles pools them again, so no sample is taken here).
+  const states = kind === 'ratelimits' ? [`{'sum': sum(latency_sum), 'count': CAST(sum(latency_count) AS BIGINT)} AS latency_avg`, ...['latency_p75', 'latency_p99'].map((c) => `flatten(list(latency_points)) AS ${c}`)] : [];
   return `SELECT time, ${ROLLUP_GROUPS[kind]}, ${[...totals, ...states].join(', ')} FROM (${rollupRows(kind, grain, where)}) GROUP BY ALL`;
 }
 
