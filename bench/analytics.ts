@@ -77,7 +77,7 @@ const QUERIES: [string, Scope['kind'], string][] = [
   ['top keys by valid verifications, with tags (raw)', 'verifications', `SELECT key_id, countIf(outcome = 'VALID') AS valid, countIf(has(tags, 'region=eu')) AS eu FROM key_verifications_v1 WHERE time >= now() - INTERVAL 30 DAY GROUP BY key_id ORDER BY valid DESC LIMIT 10`],
   ['rate-limit decisions per identifier, last 7 days (raw)', 'ratelimits', `SELECT identifier, countIf(passed) AS passed, countIf(NOT passed) AS blocked FROM ratelimits_v1 WHERE time >= toUnixTimestamp64Milli(now64(3) - INTERVAL 7 DAY) GROUP BY identifier ORDER BY blocked DESC LIMIT 50`],
 ];
-const con: DuckDBConnection = await db.connect();
+const con: DuckDBConnection = await db.borrow();
 const parser = sqlParser(con);
 const timings: string[] = [];
 for (const [name, kind, query] of QUERIES) {
@@ -92,7 +92,7 @@ for (const [name, kind, query] of QUERIES) {
   }
   timings.push(`| ${name} | ${rows} | ${median(runs).toFixed(0)} |`);
 }
-con.closeSync();
+db.giveBack(con, true);
 db.close();
 
 process.stdout.write(

@@ -1,7 +1,7 @@
 // The analytics worker (docs/analytics.md): one worker thread per process owns the DuckDB
 // database. Every INGEST_MS it takes the events the engine buffered (native eventsTake,
 // shared by every thread of the process) and writes them; it answers the analytics queries
-// the serving threads post to it (host.ts), each on a connection of its own, within the
+// the serving threads post to it (host.ts), each on a connection no other query uses meanwhile, within the
 // limits. Nothing here runs on a serving thread.
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -105,8 +105,9 @@ function takeQuota(rootKeyId: string, nowMs: number): void {
 async function query(req: QueryRequest): Promise<QueryReply> {
   try {
     takeQuota(req.rootKeyId, Date.now());
-    // A connection per query: parsed and run on it, and interrupting it stops only this query.
-    const con = await db.connect();
+    // One query at a time on a connection: parsed and run on it, and interrupting it stops only this query.
+    const con = await db.borrow();
+    let interrupted = false;
     try {
       const parser = sqlParser(con);
       const split = splitFill(req.query);
@@ -117,9 +118,9 @@ async function query(req: QueryRequest): Promise<QueryReply> {
         await withinRowsRead(con, inner);
         return withFill(con, inner, split.fill, (select) => translate(select, req.scope, parser, views), settings.maxRows);
       };
-      return { id: req.id, rows: await run(con, prepare) };
+      return { id: req.id, rows: await run(con, prepare, () => (interrupted = true)) };
     } finally {
-      con.closeSync();
+      db.giveBack(con, !interrupted);
     }
   } catch (err) {
     const refusal = err instanceof ApiError ? err : invalidAnalyticsQuery((err as Error).message.slice(0, 500));
@@ -134,10 +135,11 @@ async function withinRowsRead(con: DuckDBConnection, sql: string): Promise<void>
 }
 
 /** Runs the SQL `prepare` translates on `con`: refused when its plan goes through too many rows, stopped (preparing included) after the timeout. */
-async function run(con: DuckDBConnection, prepare: () => Promise<string>): Promise<Record<string, unknown>[]> {
+async function run(con: DuckDBConnection, prepare: () => Promise<string>, onInterrupt: () => void): Promise<Record<string, unknown>[]> {
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
+    onInterrupt();
     con.interrupt();
   }, settings.queryTimeoutMs);
   try {

@@ -22,13 +22,13 @@ afterAll(() => {
 });
 
 async function rows(sql: string): Promise<Record<string, unknown>[]> {
-  const con = await db.connect();
+  const con = await db.borrow();
   try {
     const reader = await con.runAndReadAll(sql);
     const names = reader.columnNames();
     return reader.getRows().map((row) => Object.fromEntries(row.map((v, i) => [names[i] as string, jsonValue(v)])));
   } finally {
-    con.closeSync();
+    db.giveBack(con, true);
   }
 }
 

@@ -253,4 +253,24 @@ describe('analytics, limits', () => {
     expect((await call(server, 'keys.verifyKey', { key: k.key })).json.data.valid).toBe(true);
     await server.stop();
   });
+
+  it('stops a query that runs past the timeout (422), and the queries after it run, on connections kept between queries', async () => {
+    const server = await startServer({ env: { ...ON, KEYWARD_ANALYTICS_QUERY_TIMEOUT_MS: '300', KEYWARD_ANALYTICS_MAX_ROWS_READ: '1000000000000' } });
+    const apiId = await createApi(server);
+    const k = await key(server, apiId);
+    await Promise.all(Array.from({ length: 300 }, () => call(server, 'keys.verifyKey', { key: k.key })));
+    const count = `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'`;
+    expect(await rowsWhen(server, 'analytics.getVerifications', count, (r) => r[0]?.n === 300)).toEqual([{ n: 300 }]);
+    // 300⁴ = 8.1 × 10⁹ combinations: seconds of work, stopped at 300 ms.
+    const slow = 'SELECT count(*) AS n FROM key_verifications_v1 a, key_verifications_v1 b, key_verifications_v1 c, key_verifications_v1 d';
+    for (let round = 0; round < 2; round++) {
+      const started = Date.now();
+      const stopped = await call(server, 'analytics.getVerifications', { query: slow });
+      expectError(stopped, 422, 'query_execution_timeout');
+      expect(Date.now() - started).toBeLessThan(5_000);
+      const after = await Promise.all(Array.from({ length: 6 }, () => call(server, 'analytics.getVerifications', { query: count })));
+      for (const res of after) expect(res.json.data, res.text).toEqual([{ n: 300 }]);
+    }
+    await server.stop();
+  });
 });
