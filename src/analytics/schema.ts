@@ -38,8 +38,9 @@ const MEASURES: Record<Kind, readonly string[]> = {
  * How many latencies a rate-limit rollup row keeps for quantiles (`latency_points`): all of
  * its decisions' when it has at most this many, else this many evenly spaced quantiles of
  * them (kw_points; the last at 99.5%, so that a p99 is read between two of them). Rows
- * merged into a coarser grain, or by a query, pool their points, each point weighing alike:
- * an approximation, as ClickHouse's t-digest states are one.
+ * merged into a coarser grain, or by a query, pool their points weighted by the decisions
+ * behind them (kw_pooled): an approximation beyond this many decisions a row, as ClickHouse's
+ * t-digest states are one.
  */
 export const LATENCY_POINTS = 100;
 
@@ -51,8 +52,11 @@ export const RAW_MEASURES: Record<Kind, string> = {
     'sum(latency) AS latency_sum, count(*) AS latency_count, kw_points(list(latency)) AS latency_points',
 };
 
-/** A measure of finer rollup rows, merged: summed, or (latency points) pooled. */
-const merged = (m: string): string => (m === 'latency_points' ? `kw_points(flatten(list(${m})))` : `sum(${m})`);
+/** The latency states of the rollup rows of a group, as kw_pooled takes them: `{p: points, n: decisions}` each (rows older than the states hold none). */
+const LATENCY_STATES = "list({'p': latency_points, 'n': latency_count}) FILTER (WHERE latency_points IS NOT NULL)";
+
+/** A measure of finer rollup rows, merged: summed, or (latency points) pooled by weight. */
+const merged = (m: string): string => (m === 'latency_points' ? `kw_points(kw_pooled(${LATENCY_STATES}, sum(latency_count), count(latency_points)))` : `sum(${m})`);
 
 /** The measures of finer rollup rows, merged. */
 export const MERGED_MEASURES = (kind: Kind): string => MEASURES[kind].map((m) => `${merged(m)} AS ${m}`).join(', ');
@@ -85,7 +89,8 @@ export const FINER: Record<Exclude<Grain, 'minute'>, Grain> = { hour: 'minute', 
 /**
  * The macros of the latency states (docs/analytics.md, "Rate limits"), which every
  * connection creates for itself (database.ts): kw_points, a list of latencies as a rollup row
- * keeps it (LATENCY_POINTS); kw_avg_merge / kw_quantiles, what avgMerge(latency_avg) and
+ * keeps it (LATENCY_POINTS); kw_pooled, the points of several rows as one list in which each
+ * row weighs as its decisions do; kw_avg_merge / kw_quantiles, what avgMerge(latency_avg) and
  * quantilesTDigestMerge(levels)(latency_p75) are (dialect.ts). Temporary, never stored: a
  * macro created in the database lands in its write-ahead log, and DuckDB (1.5) fails to
  * replay that log after a kill -9 (an internal error: no default database while replaying).
@@ -95,8 +100,16 @@ export const CONNECTION_DDL: readonly string[] = [
   // Beyond LATENCY_POINTS values, the quantiles of a reservoir sample of 8,192 of them (exact up to that many): sorting a
   // hot identifier's minute of values (millions) cost 1.4 µs per event at the roll, the sample 0.06 (bench/HISTORY.md).
   `CREATE OR REPLACE TEMP MACRO kw_points(l) AS CASE WHEN len(l) <= ${LATENCY_POINTS} THEN list_sort(l) ELSE list_aggregate(l, 'reservoir_quantile', ${QUANTILE_LEVELS}, 8192) END`,
+  // `m` of the sorted points `p` (m ≥ 1), evenly spaced by rank: `p` itself when m is its length, else each point repeated
+  // or skipped, so that a row's points stand for its share of the decisions.
+  'CREATE OR REPLACE TEMP MACRO kw_resample(p, m) AS CASE WHEN m = len(p) THEN p WHEN m < 1 THEN []::DOUBLE[] WHEN m = 1 THEN [p[(len(p) + 1) // 2]] ' +
+    'ELSE list_select(p, list_transform(range(m::BIGINT), i -> 1 + round(i * (len(p) - 1) / (m - 1))::BIGINT)) END',
+  // `states` ({p, n} each) with `total` decisions over `rows` rows, as one list of points: each row's resampled to its
+  // share of LATENCY_POINTS × rows (to its n decisions when there are no more than that: then a row of all its latencies
+  // gives them all). Unweighted, a row of ten decisions would weigh as much as one of a million.
+  `CREATE OR REPLACE TEMP MACRO kw_pooled(states, total, rows) AS flatten(list_transform(states, s -> kw_resample(s.p, CASE WHEN total <= ${LATENCY_POINTS} * rows THEN s.n ELSE round(s.n * ${LATENCY_POINTS} * rows / total) END)))`,
   'CREATE OR REPLACE TEMP MACRO kw_avg_merge(x) AS sum(x.sum) / nullif(sum(x.count), 0)',
-  "CREATE OR REPLACE TEMP MACRO kw_quantiles(points, levels) AS list_aggregate(flatten(list(points)), 'quantile_cont', levels)",
+  "CREATE OR REPLACE TEMP MACRO kw_quantiles(states, levels) AS list_aggregate(kw_pooled(flatten(list(states)), sum(list_sum(list_transform(states, s -> s.n))), sum(len(states))), 'quantile_cont', levels)",
 ];
 
 /** The DDL of the stored tables (idempotent). `time` of raw events is Unix milliseconds, as Unkey's. */
@@ -152,9 +165,9 @@ export function publicSelect(table: PublicTable, where: string): string {
   const grain = /_per_(minute|hour|day|month)_v1$/.exec(table)?.[1] as Grain;
   const kind: Kind = table.startsWith('key_verifications') ? 'verifications' : 'ratelimits';
   const totals = MEASURES[kind].filter((m) => !m.startsWith('latency_')).map((m) => `CAST(sum(${m}) AS BIGINT) AS ${m}`);
-  // Unkey's latency states: avgMerge reads latency_avg, quantilesTDigestMerge latency_p75 / _p99 (one list: the
-  // points of the rows summed here, pooled as they are; kw_quantiles pools them again, so no sample is taken here).
-  const states = kind === 'ratelimits' ? [`{'sum': sum(latency_sum), 'count': CAST(sum(latency_count) AS BIGINT)} AS latency_avg`, ...['latency_p75', 'latency_p99'].map((c) => `flatten(list(latency_points)) AS ${c}`)] : [];
+  // Unkey's latency states: avgMerge reads latency_avg, quantilesTDigestMerge latency_p75 / _p99 (the states of the
+  // rows summed here, {p, n} each; kw_quantiles pools them with the other rows' it merges, by weight).
+  const states = kind === 'ratelimits' ? [`{'sum': sum(latency_sum), 'count': CAST(sum(latency_count) AS BIGINT)} AS latency_avg`, ...['latency_p75', 'latency_p99'].map((c) => `${LATENCY_STATES} AS ${c}`)] : [];
   return `SELECT time, ${ROLLUP_GROUPS[kind]}, ${[...totals, ...states].join(', ')} FROM (${rollupRows(kind, grain, where)}) GROUP BY ALL`;
 }
 

@@ -101,11 +101,28 @@ describe('analytics ingestion', () => {
 
   it('a rollup row of many decisions keeps evenly spaced quantiles of their latencies, close enough for a p99', async () => {
     const points = `SELECT kw_points(list(i::DOUBLE)) AS p FROM range(1, 1001) t(i)`;
-    const [row] = await rows(`SELECT (SELECT len(p) FROM (${points})) AS n, kw_quantiles(p, [0.5, 0.99]) AS q FROM (${points})`);
+    const [row] = await rows(`SELECT (SELECT len(p) FROM (${points})) AS n, kw_quantiles([{'p': p, 'n': 1000}], [0.5, 0.99]) AS q FROM (${points})`);
     expect(row?.n).toBe(LATENCY_POINTS);
     const [median, p99] = row?.q as number[];
     expect(Math.abs((median as number) - 500.5)).toBeLessThan(2);
     expect(Math.abs((p99 as number) - 990.01)).toBeLessThan(6);
+  });
+
+  it('rows pool their latencies by the decisions behind them: a quiet minute does not outweigh a busy one', async () => {
+    const hour = T + 100 * 86_400_000;
+    const decision = (i: number, t: number, latencyUs: number): string =>
+      JSON.stringify({ k: 2, t, l: latencyUs, w: 'ws_w', r: `req_w${i}`, s: 'ns_w', b: { namespace: 'w', identifier: 'u', limit: 10, duration: 1000 }, p: { meta: { requestId: `req_w${i}` }, data: { success: true, limit: 10, remaining: 9, reset: t + 1000 } } });
+    // A busy minute of 1,000 decisions at 1 ms (kept as 100 points), a quiet one of 50 at 9 ms (kept as they are).
+    const lines = [...Array.from({ length: 1000 }, (_, i) => decision(i, hour + i, 1000)), ...Array.from({ length: 50 }, (_, i) => decision(1000 + i, hour + 60_000 + i, 9000))];
+    expect(await db.ingest(Buffer.from(lines.join('\n')))).toEqual({ written: 1050, unread: 0 });
+    // Of 1,050 decisions the slowest 50 are 4.8%: p75 and p90 are 1 ms, p99 is 9 ms (the 150 points pooled alike would put p75 at 9).
+    const expected = [1, 1, 9];
+    const quantiles = async (g: (typeof GRAINS)[number]): Promise<unknown> =>
+      (await rows(`SELECT kw_quantiles(latency_p99, [0.75, 0.9, 0.99]) AS q FROM (${publicSelect(`ratelimits_per_${g}_v1`, `workspace_id = 'ws_w'`)})`))[0]?.q;
+    for (const g of GRAINS) expect(await quantiles(g), `${g}, before rolling up`).toEqual(expected);
+    await db.roll(hour + 40 * 86_400_000);
+    for (const g of GRAINS) expect(await quantiles(g), `${g}, rolled up`).toEqual(expected);
+    expect((await rows(`SELECT len(latency_points) AS n, latency_count AS c FROM ratelimits_rollup_hour WHERE workspace_id = 'ws_w'`))[0]).toEqual({ n: LATENCY_POINTS, c: 1050 });
   });
 
   it('an empty batch, or one of nothing but damaged lines, writes nothing', async () => {
