@@ -694,7 +694,7 @@ const CLICKHOUSE: Record<string, Rewrite> = {
   quantilesexact: quantile('quantile_disc', 'list'),
   quantiletdigest: quantile('quantile_cont', 'one'),
   quantilestdigest: quantile('quantile_cont', 'list'),
-  // The latency states of the rate-limit rollups (schema.ts): latency_avg a {sum, count}, latency_p75 / _p99 lists of points.
+  // The latency states of the rate-limit rollups (schema.ts): latency_avg a {sum, count}, latency_p75 / _p99 lists of {p: points, n: decisions}.
   avgmerge: { arity: [1, 1], to: (c) => ({ node: fn('kw_avg_merge', arg(c, 0).node), ty: 'number' }) },
   quantilestdigestmerge: { arity: [2, Infinity], to: (c) => ({ node: fn('kw_quantiles', arg(c, 0).node, fn('list_value', ...c.args.slice(1).map((a) => a.node))), ty: 'unknown' }) },
   quantiletdigestmerge: { arity: [1, 2], to: (c) => ({ node: fn('list_extract', fn('kw_quantiles', arg(c, 0).node, fn('list_value', c.args[1]?.node ?? half())), int(1)), ty: 'number' }) },

@@ -136,7 +136,7 @@ export const STORED_DDL: readonly string[] = [
   ),
   // The latency states, added to rollups of databases written before them too (their older
   // rows hold none: no decision's latency counts in them, and their points are NULL, which
-  // flatten() skips). No list DEFAULT: DuckDB (1.5) cannot replay an ADD COLUMN with one from
+  // LATENCY_STATES leaves out). No list DEFAULT: DuckDB (1.5) cannot replay an ADD COLUMN with one from
   // its write-ahead log after a kill -9 (an internal error), and the database would not open.
   ...GRAINS.flatMap((g) => [
     `ALTER TABLE ratelimits_rollup_${g} ADD COLUMN IF NOT EXISTS latency_sum DOUBLE DEFAULT 0`,

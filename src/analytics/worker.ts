@@ -1,8 +1,8 @@
 // The analytics worker (docs/analytics.md): one worker thread per process owns the DuckDB
 // database. Every INGEST_MS it takes the events the engine buffered (native eventsTake,
 // shared by every thread of the process) and writes them; it answers the analytics queries
-// the serving threads post to it (host.ts), each on a connection no other query uses meanwhile, within the
-// limits. Nothing here runs on a serving thread.
+// the serving threads post to it (host.ts), each on a connection no other query uses
+// meanwhile, within the limits. Nothing here runs on a serving thread.
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
@@ -107,7 +107,7 @@ async function query(req: QueryRequest): Promise<QueryReply> {
     takeQuota(req.rootKeyId, Date.now());
     // One query at a time on a connection: parsed and run on it, and interrupting it stops only this query.
     const con = await db.borrow();
-    let interrupted = false;
+    const timer = { timedOut: false };
     try {
       const parser = sqlParser(con);
       const split = splitFill(req.query);
@@ -118,9 +118,10 @@ async function query(req: QueryRequest): Promise<QueryReply> {
         await withinRowsRead(con, inner);
         return withFill(con, inner, split.fill, (select) => translate(select, req.scope, parser, views), settings.maxRows);
       };
-      return { id: req.id, rows: await run(con, prepare, () => (interrupted = true)) };
+      return { id: req.id, rows: await run(con, prepare, timer) };
     } finally {
-      db.giveBack(con, !interrupted);
+      // A connection interrupted by the timer is not kept, whether or not its query failed of it.
+      db.giveBack(con, !timer.timedOut);
     }
   } catch (err) {
     const refusal = err instanceof ApiError ? err : invalidAnalyticsQuery((err as Error).message.slice(0, 500));
@@ -134,12 +135,13 @@ async function withinRowsRead(con: DuckDBConnection, sql: string): Promise<void>
   if (through > settings.maxRowsRead) throw queryRowsReadExceeded(through, settings.maxRowsRead);
 }
 
-/** Runs the SQL `prepare` translates on `con`: refused when its plan goes through too many rows, stopped (preparing included) after the timeout. */
-async function run(con: DuckDBConnection, prepare: () => Promise<string>, onInterrupt: () => void): Promise<Record<string, unknown>[]> {
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    onInterrupt();
+/**
+ * Runs the SQL `prepare` translates on `con`: refused when its plan goes through too many
+ * rows, stopped (preparing included) after the timeout, which sets `timer.timedOut`.
+ */
+async function run(con: DuckDBConnection, prepare: () => Promise<string>, timer: { timedOut: boolean }): Promise<Record<string, unknown>[]> {
+  const timeout = setTimeout(() => {
+    timer.timedOut = true;
     con.interrupt();
   }, settings.queryTimeoutMs);
   try {
@@ -152,12 +154,12 @@ async function run(con: DuckDBConnection, prepare: () => Promise<string>, onInte
   } catch (err) {
     if (err instanceof ApiError) throw err;
     const message = (err as Error).message;
-    if (timedOut || /INTERRUPT/i.test(message)) throw queryExecutionTimeout(settings.queryTimeoutMs);
+    if (timer.timedOut || /INTERRUPT/i.test(message)) throw queryExecutionTimeout(settings.queryTimeoutMs);
     if (/out of memory/i.test(message)) throw queryMemoryLimitExceeded(settings.memoryMb);
     // What DuckDB refuses once the dialect let it through: a column that does not exist, a type mismatch.
     throw invalidAnalyticsQuery(message.replace(/\s+/g, ' ').slice(0, 500));
   } finally {
-    clearTimeout(timer);
+    clearTimeout(timeout);
   }
 }
 

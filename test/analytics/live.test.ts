@@ -230,14 +230,23 @@ describe('analytics, priority', () => {
   });
 });
 
+/**
+ * A server with analytics on and `env`, and a key verified 300 times, once all 300 events
+ * are queryable: `count` is the query that counts them.
+ */
+async function verifiedThreeHundredTimes(env: Record<string, string>): Promise<{ server: Server; k: { key: string; keyId: string }; count: string }> {
+  const server = await startServer({ env: { ...ON, ...env } });
+  const apiId = await createApi(server);
+  const k = await key(server, apiId);
+  await Promise.all(Array.from({ length: 300 }, () => call(server, 'keys.verifyKey', { key: k.key })));
+  const count = `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'`;
+  expect(await rowsWhen(server, 'analytics.getVerifications', count, (r) => r[0]?.n === 300)).toEqual([{ n: 300 }]);
+  return { server, k, count };
+}
+
 describe('analytics, limits', () => {
   it('refuses a query that would read too much before it runs and queries beyond the hourly quota, answers deep nesting or refuses it beyond the depth DuckDB takes, and keeps serving', async () => {
-    const server = await startServer({ env: { ...ON, KEYWARD_ANALYTICS_MAX_ROWS_READ: '10000', KEYWARD_ANALYTICS_QUERIES_PER_HOUR: '12' } });
-    const apiId = await createApi(server);
-    const k = await key(server, apiId);
-    await Promise.all(Array.from({ length: 300 }, () => call(server, 'keys.verifyKey', { key: k.key })));
-    const count = `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'`;
-    expect(await rowsWhen(server, 'analytics.getVerifications', count, (r) => r[0]?.n === 300)).toEqual([{ n: 300 }]);
+    const { server, k } = await verifiedThreeHundredTimes({ KEYWARD_ANALYTICS_MAX_ROWS_READ: '10000', KEYWARD_ANALYTICS_QUERIES_PER_HOUR: '12' });
     const crossed = await call(server, 'analytics.getVerifications', { query: 'SELECT count(*) AS n FROM key_verifications_v1 a, key_verifications_v1 b, key_verifications_v1 c' });
     expectError(crossed, 422, 'query_rows_limit_exceeded');
     expect(crossed.json.error.detail).toContain('KEYWARD_ANALYTICS_MAX_ROWS_READ');
@@ -255,12 +264,7 @@ describe('analytics, limits', () => {
   });
 
   it('stops a query that runs past the timeout (422), and the queries after it run, on connections kept between queries', async () => {
-    const server = await startServer({ env: { ...ON, KEYWARD_ANALYTICS_QUERY_TIMEOUT_MS: '300', KEYWARD_ANALYTICS_MAX_ROWS_READ: '1000000000000' } });
-    const apiId = await createApi(server);
-    const k = await key(server, apiId);
-    await Promise.all(Array.from({ length: 300 }, () => call(server, 'keys.verifyKey', { key: k.key })));
-    const count = `SELECT count(*) AS n FROM key_verifications_v1 WHERE key_space_id = '${apiId}'`;
-    expect(await rowsWhen(server, 'analytics.getVerifications', count, (r) => r[0]?.n === 300)).toEqual([{ n: 300 }]);
+    const { server, count } = await verifiedThreeHundredTimes({ KEYWARD_ANALYTICS_QUERY_TIMEOUT_MS: '300', KEYWARD_ANALYTICS_MAX_ROWS_READ: '1000000000000' });
     // 300⁴ = 8.1 × 10⁹ combinations: seconds of work, stopped at 300 ms.
     const slow = 'SELECT count(*) AS n FROM key_verifications_v1 a, key_verifications_v1 b, key_verifications_v1 c, key_verifications_v1 d';
     for (let round = 0; round < 2; round++) {
