@@ -1,7 +1,7 @@
 // ClickHouse's parametric aggregates of the quantile family, f(levels)(args):
 // `quantile(0.9)(latency)`, `quantilesTDigestMerge(0.75)(latency_p75)`. DuckDB's parser does
 // not take two argument lists, so before a query is parsed each such call is written
-// `f(args, levels)`, which dialect.ts's rewrites read (the value first, then the levels).
+// `f(args, levels)`, which clickhouse.ts's rewrites read (the value first, then the levels).
 // Nothing else of the text changes: strings, quoted names and comments are skipped whole,
 // and a name outside the family keeps the parser's error (dialect.ts names the syntax).
 

@@ -91,7 +91,7 @@ export const FINER: Record<Exclude<Grain, 'minute'>, Grain> = { hour: 'minute', 
  * connection creates for itself (database.ts): kw_points, a list of latencies as a rollup row
  * keeps it (LATENCY_POINTS); kw_pooled, the points of several rows as one list in which each
  * row weighs as its decisions do; kw_avg_merge / kw_quantiles, what avgMerge(latency_avg) and
- * quantilesTDigestMerge(levels)(latency_p75) are (dialect.ts). Temporary, never stored: a
+ * quantilesTDigestMerge(levels)(latency_p75) are (clickhouse.ts). Temporary, never stored: a
  * macro created in the database lands in its write-ahead log, and DuckDB (1.5) fails to
  * replay that log after a kill -9 (an internal error: no default database while replaying).
  */
