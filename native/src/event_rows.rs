@@ -128,28 +128,28 @@ struct Head<'a> {
     request: &'a [u8],
     subject: &'a [u8],
     body: &'a [u8],
-    reply: &'a [u8],
 }
 
 /// Appends the rows of one line; a line that does not read leaves nothing behind.
 fn read_line(line: &[u8], out: &mut Rows) -> Option<()> {
     let marks = (out.verifications.mark(), out.ratelimits.mark());
-    let written = line_rows(line, out);
-    match written {
-        Some(time) => out.min_time = out.min_time.min(time),
-        None => {
-            out.verifications.back_to(marks.0);
-            out.ratelimits.back_to(marks.1);
+    // Cut where events.rs puts the reply and its data; read member by member when that fails.
+    for cut in [true, false] {
+        if let Some(time) = line_rows(line, cut, out) {
+            out.min_time = out.min_time.min(time);
+            return Some(());
         }
+        out.verifications.back_to(marks.0);
+        out.ratelimits.back_to(marks.1);
     }
-    written.map(drop)
+    None
 }
 
 /// Writes the rows of one line (partly, when it does not read: the caller takes them back);
 /// its time.
-fn line_rows(line: &[u8], out: &mut Rows) -> Option<i64> {
+fn line_rows(line: &[u8], cut: bool, out: &mut Rows) -> Option<i64> {
     let mut h = Head::default();
-    members(line, |name, v| match name {
+    let mut head = |name: &[u8], v| match name {
         b"k" => h.kind = int(v),
         b"t" => h.time = int(v),
         b"l" => h.latency = int(v).unwrap_or(0),
@@ -157,11 +157,21 @@ fn line_rows(line: &[u8], out: &mut Rows) -> Option<i64> {
         b"r" => h.request = v,
         b"s" => h.subject = v,
         b"b" => h.body = v,
-        b"p" => h.reply = v,
         _ => {}
-    })?;
+    };
+    let data = if cut {
+        // As events.rs writes them: the reply last in the line, its data last in the reply.
+        let reply = last_member(line, b"p", &mut head)?;
+        last_member(reply, b"data", |_, _| {})?
+    } else {
+        let mut reply = None;
+        members(line, |name, v| match name {
+            b"p" => reply = Some(v),
+            _ => head(name, v),
+        })?;
+        member(reply?, b"data")?
+    };
     let time = h.time?;
-    let data = member(h.reply, b"data")?;
     match u8::try_from(h.kind?).ok()? {
         VERIFY => verification(&h, time, data, &mut out.verifications)?,
         LIMIT => limit_row(&h, time, &decode(h.subject)?, h.body, data, &mut out.ratelimits)?,
@@ -308,11 +318,28 @@ impl<'a> Scan<'a> {
         self.b.get(self.i).copied()
     }
 
+    /// A member's name and its colon: the name as written, without quotes.
+    fn name(&mut self) -> Option<&'a [u8]> {
+        self.ws();
+        let start = self.i;
+        self.string()?;
+        let name = &self.b[start + 1..self.i - 1];
+        (self.next()? == b':').then_some(name)
+    }
+
     /// Skips a string starting at `i` (its opening quote).
     fn string(&mut self) -> Option<()> {
         (self.b.get(self.i) == Some(&b'"')).then_some(())?;
         self.i += 1;
         loop {
+            // Most of a line is the text of strings: eight bytes at a time up to a quote or a backslash.
+            while let Some(word) = self.b.get(self.i..self.i + 8) {
+                let w = u64::from_le_bytes(word.try_into().ok()?);
+                if holds_byte(w, b'"') | holds_byte(w, b'\\') != 0 {
+                    break;
+                }
+                self.i += 8;
+            }
             match *self.b.get(self.i)? {
                 b'"' => {
                     self.i += 1;
@@ -365,26 +392,50 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// Whether a byte of `w` is `b` (nonzero when one is).
+const fn holds_byte(w: u64, b: u8) -> u64 {
+    const ONES: u64 = u64::MAX / 255;
+    let x = w ^ (ONES * b as u64);
+    x.wrapping_sub(ONES) & !x & (ONES << 7)
+}
+
 /// Calls `f` with each member of the object `obj` (its name as written, without quotes, and
-/// its value's text).
+/// its value's text); None unless `obj` is that one object (white space around it aside).
 fn members<'a>(obj: &'a [u8], mut f: impl FnMut(&'a [u8], &'a [u8])) -> Option<()> {
     let mut s = Scan { b: obj, i: 0 };
     (s.next()? == b'{').then_some(())?;
-    if s.peek()? == b'}' {
-        return Some(());
-    }
-    loop {
-        s.ws();
-        let start = s.i;
-        s.string()?;
-        let name = &obj[start + 1..s.i - 1];
-        (s.next()? == b':').then_some(())?;
-        f(name, s.value()?);
-        match s.next()? {
-            b',' => {}
-            b'}' => return Some(()),
-            _ => return None,
+    if s.peek()? != b'}' {
+        loop {
+            let name = s.name()?;
+            f(name, s.value()?);
+            match s.next()? {
+                b',' => {}
+                b'}' => break,
+                _ => return None,
+            }
         }
+    } else {
+        s.i += 1;
+    }
+    s.ws();
+    (s.i == obj.len()).then_some(())
+}
+
+/// The value of the member `last` of the object `obj`, cut as the text from after `"last":` up
+/// to the object's closing brace, not read (the line's reply and the reply's data are most of
+/// its bytes, and each is read once, by whoever takes it); `f` gets each member before it.
+/// When `last` is not in fact the last member, the text cut is not one value, and reading it
+/// fails (members and elements take only a whole value).
+fn last_member<'a>(obj: &'a [u8], last: &[u8], mut f: impl FnMut(&'a [u8], &'a [u8])) -> Option<&'a [u8]> {
+    let mut s = Scan { b: obj, i: 0 };
+    (s.next()? == b'{').then_some(())?;
+    loop {
+        let name = s.name()?;
+        if name == last {
+            return obj[s.i..].trim_ascii().strip_suffix(b"}").map(<[u8]>::trim_ascii);
+        }
+        f(name, s.value()?);
+        (s.next()? == b',').then_some(())?;
     }
 }
 
@@ -399,21 +450,24 @@ fn member<'a>(obj: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
     found
 }
 
-/// Calls `f` with each element of the array `arr`.
+/// Calls `f` with each element of the array `arr`; None unless `arr` is that one array.
 fn elements<'a>(arr: &'a [u8], mut f: impl FnMut(&'a [u8])) -> Option<()> {
     let mut s = Scan { b: arr, i: 0 };
     (s.next()? == b'[').then_some(())?;
-    if s.peek()? == b']' {
-        return Some(());
-    }
-    loop {
-        f(s.value()?);
-        match s.next()? {
-            b',' => {}
-            b']' => return Some(()),
-            _ => return None,
+    if s.peek()? != b']' {
+        loop {
+            f(s.value()?);
+            match s.next()? {
+                b',' => {}
+                b']' => break,
+                _ => return None,
+            }
         }
+    } else {
+        s.i += 1;
     }
+    s.ws();
+    (s.i == arr.len()).then_some(())
 }
 
 /// An integer (a number with a fraction or an exponent is cut to one).
@@ -526,6 +580,42 @@ mod tests {
             as_rows(&r.ratelimits),
             "r1\t5\tw\tns_1\tapi\tu\u{e9}\t1\t1500\tovr_1\t10\t8\t1005\t2\nr2\t6\tw\tns_1\ta\tx\t1\t7\t\t1\t0\t9\t1\nr2\t6\tw\tns_2\tb\ty\t0\t7\t\t1\t0\t9\t1\n"
         );
+    }
+
+    #[test]
+    fn a_line_laid_out_otherwise_reads_the_same_member_by_member() {
+        let as_written = br#"{"k":1,"t":1,"l":0,"w":"w","r":"r","s":"a","b":{"key":"k"},"p":{"meta":{"requestId":"r"},"data":{"code":"VALID","keyId":"key_1"}}}"#;
+        let reordered = [
+            &br#"{"p":{"meta":{"requestId":"r"},"data":{"code":"VALID","keyId":"key_1"}},"k":1,"t":1,"l":0,"w":"w","r":"r","s":"a","b":{"key":"k"}}"#[..],
+            br#"{"k":1,"t":1,"l":0,"w":"w","r":"r","s":"a","b":{"key":"k"},"p":{"data":{"code":"VALID","keyId":"key_1"},"meta":{"requestId":"r"}}}"#,
+            br#" { "k" : 1 , "t":1,"l":0,"w":"w","r":"r","s":"a","b":{"key":"k"},"p" : { "data" : {"code":"VALID","keyId":"key_1"} } } "#,
+        ];
+        let expected = as_rows(&rows(as_written).verifications);
+        assert_eq!(expected, "r\t1\tw\ta\t\tkey_1\tVALID\t\t0\n");
+        for line in reordered {
+            let r = rows(line);
+            assert_eq!((r.unread, as_rows(&r.verifications)), (0, expected.clone()), "{}", text_of(line));
+        }
+    }
+
+    #[test]
+    fn strings_are_skipped_to_their_closing_quote_wherever_it_falls_in_a_word() {
+        for len in 0..24 {
+            for quoted in [false, true] {
+                // A string of `len` bytes (an escaped quote among them), then the rest of an object.
+                let mut text: String = "x".repeat(len);
+                if quoted && len >= 2 {
+                    text.replace_range(len / 2 - 1..len / 2 + 1, "\\\"");
+                }
+                let obj = format!(r#"{{"a":"{text}","b":"{text}}}","c":7}}"#);
+                let mut seen = Vec::new();
+                members(obj.as_bytes(), |n, v| seen.push((text_of(n), text_of(v)))).unwrap();
+                assert_eq!(seen, [("a".into(), format!("\"{text}\"")), ("b".into(), format!("\"{text}}}\"")), ("c".into(), "7".into())], "{obj}");
+            }
+        }
+        assert_eq!(holds_byte(u64::from_le_bytes(*b"abcdefg\""), b'"') != 0, true);
+        assert_eq!(holds_byte(u64::from_le_bytes(*b"abcdefgh"), b'"'), 0);
+        assert_eq!(holds_byte(u64::from_le_bytes([0xA2; 8]), b'"'), 0, "a byte with the high bit set is not a quote");
     }
 
     #[test]
