@@ -1,8 +1,8 @@
 // `keyward import <file>`: an export (transfer.ts) loaded into a store, in two passes over the
 // file:
 //  1. check: every line parses and is a record of the format, in the format's order; no record
-//     comes twice; what a record names (its workspace, a key's API, an override's namespace) is
-//     in the file or the store; the file ends with its end line and its counts; and each record
+//     comes twice; what a record names (its workspace, a key's API, identity, roles and
+//     permissions, an override's namespace) is in the file or the store; the file ends with its end line and its counts; and each record
 //     is either absent from the store or there already with the same content (then skipped).
 //     Nothing is written until the whole file passed.
 //  2. load: BATCH lines per write transaction, through the caller's writer (the store's own, or
@@ -22,7 +22,7 @@ import { idxGet } from './indexes.js';
 import { getKeyRecord, saveKey, writeCredits } from './keys.js';
 import { putPermission, putRole } from './permissions.js';
 import { namespaceKey, overrideKey, putNamespace, putOverride } from './ratelimits.js';
-import { IDX, type ApiRecord, type PermissionRecord } from './records.js';
+import { IDX, type ApiRecord, type IdentityRecord, type KeyRecord, type PermissionRecord, type RoleRecord } from './records.js';
 import { putRootKey } from './rootKeys.js';
 import { FORMAT, KINDS, parseLine, PLURAL, sameValue, TransferError, VERSION, zeroCounts, type Counts, type CreditsLine, type End, type Header, type Kind, type RecordLine, type RecordOf } from './transfer.js';
 
@@ -198,12 +198,45 @@ async function* recordLines(path: string): AsyncGenerator<[number, RecordLine]> 
   if (differ.length > 0) throw new TransferError(`${path}: the end line's counts differ from the lines (${differ.map(([name, n]) => `${name}: ${n}, end line says ${end.counts[name as keyof Counts]}`).join('; ')})`);
 }
 
+/**
+ * What a key names besides its API, each in the file or the store, in the key's workspace: its
+ * identity (holding the key's externalId), its roles, its permissions (by slug). An export
+ * writes keys as they are served, so it names nothing else (export.ts asServed).
+ */
+function keyReferenceProblem(key: KeyRecord, file: FileRecords): string | undefined {
+  const ws = key.workspaceId;
+  if (key.identityId !== undefined) {
+    const identity = file.identities.get(key.identityId) ?? getRecord<IdentityRecord>('identities', key.identityId);
+    if (identity?.workspaceId !== ws) return `identity ${key.identityId} of workspace ${ws} is neither in the file nor in the store`;
+    if (key.externalId !== undefined && identity.externalId !== key.externalId) return `the key's externalId ${JSON.stringify(key.externalId)} is not its identity's (${JSON.stringify(identity.externalId)})`;
+  } else if (key.externalId !== undefined) {
+    return `the key has an externalId but no identityId`;
+  }
+  const role = key.roleIds.find((id) => (file.roles.get(id) ?? getRecord<RoleRecord>('roles', id)?.workspaceId) !== ws);
+  if (role !== undefined) return `role ${role} of workspace ${ws} is neither in the file nor in the store`;
+  const slug = key.permissions.find((p) => !file.permissions.has(slugKey(ws, p)) && idxGet(IDX.permSlug(ws, p)) === undefined);
+  if (slug !== undefined) return `permission ${JSON.stringify(slug)} of workspace ${ws} is neither in the file nor in the store`;
+  return undefined;
+}
+
+/** The records of the file that others name, as check() has read them so far. */
+interface FileRecords {
+  identities: Map<string, IdentityRecord>;
+  /** Role id → its workspace. */
+  roles: Map<string, string>;
+  /** slugKey of each permission. */
+  permissions: Set<string>;
+}
+
+const slugKey = (workspaceId: string, slug: string): string => `${workspaceId}\n${slug}`;
+
 /** Pass 1: the whole file checked against itself and the open store; the first problem thrown. */
 async function check(path: string): Promise<void> {
   const firstLine = new Map<string, number>();
   const workspaces = new Set<string>();
   const apis = new Map<string, string>();
   const namespaces = new Set<string>();
+  const file: FileRecords = { identities: new Map(), roles: new Map(), permissions: new Set() };
   const hasWorkspace = (id: string): boolean => workspaces.has(id) || getRecord('workspaces', id) !== undefined;
   for await (const [no, line] of recordLines(path)) {
     const fail = (problem: string): never => {
@@ -219,11 +252,16 @@ async function check(path: string): Promise<void> {
     if (line.type === 'key') {
       const { apiId, workspaceId } = line.record;
       if ((apis.get(apiId) ?? getRecord<ApiRecord>('apis', apiId)?.workspaceId) !== workspaceId) fail(`api ${apiId} of workspace ${workspaceId} is neither in the file nor in the store`);
+      const problem = keyReferenceProblem(line.record, file);
+      if (problem !== undefined) fail(problem);
     }
     if (line.type === 'ratelimit_override' && !namespaces.has(line.record.namespaceId) && idxGet(IDX.nsId(line.record.namespaceId)) === undefined) fail(`ratelimit namespace ${line.record.namespaceId} is neither in the file nor in the store`);
     if (line.type === 'workspace') workspaces.add(line.record.id);
     if (line.type === 'api') apis.set(line.record.id, line.record.workspaceId);
     if (line.type === 'ratelimit_namespace') namespaces.add(line.record.id);
+    if (line.type === 'identity') file.identities.set(line.record.id, line.record);
+    if (line.type === 'role') file.roles.set(line.record.id, line.record.workspaceId);
+    if (line.type === 'permission') file.permissions.add(slugKey(line.record.workspaceId, line.record.slug));
     const state = stateOf(line);
     if (state !== 'new' && state !== 'same') fail(state);
   }

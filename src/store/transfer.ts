@@ -80,7 +80,7 @@ export class TransferError extends Error {}
 // Each record's fields are checked against what the store's readers (the native engine
 // included, which reads key records field by field) take; fields not listed pass as they are.
 
-type Field = 'id' | 'text' | 'int' | 'bool' | 'hash' | 'texts' | 'ratelimits' | 'vault';
+type Field = 'id' | 'text' | 'int' | 'count' | 'duration' | 'byteLength' | 'bool' | 'hash' | 'texts' | 'ratelimits' | 'vault';
 type Spec = Readonly<Record<string, Field | `${Field}?`>>;
 
 const RECORD = { id: 'id', createdAtMs: 'int' } as const;
@@ -96,7 +96,7 @@ const SPECS: Readonly<Record<Kind, Spec>> = {
   role: { ...OWNED, name: 'text', description: 'text?', permissions: 'texts' },
   identity: { ...OWNED, ...LIMITED, externalId: 'text' },
   ratelimit_namespace: { ...OWNED, name: 'text' },
-  ratelimit_override: { ...RECORD, namespaceId: 'id', identifier: 'text', limit: 'int', durationMs: 'int' },
+  ratelimit_override: { ...RECORD, namespaceId: 'id', identifier: 'text', limit: 'count', durationMs: 'duration' },
   key: {
     ...OWNED,
     ...LIMITED,
@@ -104,7 +104,7 @@ const SPECS: Readonly<Record<Kind, Spec>> = {
     hash: 'hash',
     start: 'text',
     prefix: 'text?',
-    byteLength: 'int',
+    byteLength: 'byteLength',
     enabled: 'bool',
     updatedAtMs: 'int?',
     name: 'text?',
@@ -122,7 +122,7 @@ type Checks = readonly (readonly [string, Field, boolean])[];
 const compile = (spec: Spec): Checks => Object.entries(spec).map(([name, want]) => [name, want.replace('?', '') as Field, want.endsWith('?')]);
 
 const CHECKS = Object.fromEntries(Object.entries(SPECS).map(([kind, spec]) => [kind, compile(spec)])) as Readonly<Record<Kind, Checks>>;
-const RATELIMIT = compile({ id: 'id', name: 'text', limit: 'int', durationMs: 'int', autoApply: 'bool' });
+const RATELIMIT = compile({ id: 'id', name: 'text', limit: 'count', durationMs: 'duration', autoApply: 'bool' });
 const VAULT = compile({ iv: 'text', tag: 'text', data: 'text' });
 const CREDITS = compile({ remaining: 'int', refillAmount: 'int', refillDay: 'int', lastRefillAtMs: 'int' });
 
@@ -141,6 +141,12 @@ function fieldProblem(value: unknown, field: Field): string | undefined {
       return typeof value === 'string' ? undefined : 'a string';
     case 'int':
       return Number.isSafeInteger(value) ? undefined : 'a whole number';
+    case 'count':
+      return Number.isSafeInteger(value) && (value as number) >= 0 ? undefined : 'a whole number, 0 or more';
+    case 'duration':
+      return Number.isSafeInteger(value) && (value as number) >= 1_000 ? undefined : 'a whole number of milliseconds, 1000 or more';
+    case 'byteLength':
+      return Number.isSafeInteger(value) && (value as number) >= 16 && (value as number) <= 255 ? undefined : 'a whole number from 16 to 255';
     case 'bool':
       return typeof value === 'boolean' ? undefined : 'true or false';
     case 'hash':
@@ -148,7 +154,7 @@ function fieldProblem(value: unknown, field: Field): string | undefined {
     case 'texts':
       return Array.isArray(value) && value.every((v) => typeof v === 'string') ? undefined : 'an array of strings';
     case 'ratelimits':
-      return Array.isArray(value) && value.every((v) => specProblem(v, RATELIMIT) === undefined) ? undefined : 'an array of {id,name,limit,durationMs,autoApply}';
+      return Array.isArray(value) && value.every((v) => specProblem(v, RATELIMIT) === undefined) ? undefined : 'an array of {id,name,limit (0 or more),durationMs (1000 or more),autoApply}';
     case 'vault':
       return specProblem(value, VAULT) === undefined ? undefined : 'an object {iv,tag,data} of strings';
   }

@@ -235,10 +235,17 @@ describe('keyward import', () => {
     ['a line that does not parse', () => exported.replace('{"type":"key",', '{"type":"key"'), /line \d+: does not parse as JSON/],
     ['a record of the wrong shape', () => exported.replace(/"byteLength":\d+/, '"byteLength":"16"'), /line \d+: the key record field byteLength must be a whole number/],
     ['an unknown type', () => exported.replace('{"type":"role",', '{"type":"rolle",'), /unknown type "rolle"/],
-    ['records out of order', () => moveRoleToTheEnd(exported), /line \d+: a role after the key records/],
+    ['records out of order', () => moveOverrideToTheEnd(exported), /line \d+: a ratelimit_override after the key records/],
     ['a file cut short', () => exported.slice(0, exported.lastIndexOf('{"type":"end"')), /ends without its end line/],
     ['the same record twice', () => duplicateFirstKey(exported), /is on line \d+ too/],
     ['a key of an API that is nowhere', () => exported.replace(/"apiId":"api_\w+"/, '"apiId":"api_nowhere"'), /api api_nowhere .* is neither in the file nor in the store/],
+    ['a key of an identity that is nowhere', () => editKey(exported, (k) => k.identityId !== undefined, (k) => (k.identityId = 'id_nowhere')), /identity id_nowhere .* is neither in the file nor in the store/],
+    ["a key whose externalId is not its identity's", () => editKey(exported, (k) => k.identityId !== undefined, (k) => (k.externalId = 'someone_else')), /externalId "someone_else" is not its identity's/],
+    ['a key with an externalId but no identity', () => editKey(exported, (k) => k.identityId !== undefined, (k) => delete k.identityId), /has an externalId but no identityId/],
+    ['a key with a role that is nowhere', () => editKey(exported, (k) => Array.isArray(k.roleIds), (k) => (k.roleIds = ['role_nowhere'])), /role role_nowhere .* is neither in the file nor in the store/],
+    ['a key with a permission that is nowhere', () => editKey(exported, (k) => Array.isArray(k.permissions), (k) => (k.permissions = ['never.created'])), /permission "never.created" .* is neither in the file nor in the store/],
+    ['a rate limit of a negative duration', () => editKey(exported, (k) => Array.isArray(k.ratelimits) && k.ratelimits.length > 0, (k) => ((k.ratelimits as Data[])[0] = { ...(k.ratelimits as Data[])[0], durationMs: -5 })), /field ratelimits must be .*durationMs \(1000 or more\)/],
+    ['a byteLength out of range', () => exported.replace(/"byteLength":\d+/, '"byteLength":-3'), /field byteLength must be a whole number from 16 to 255/],
   ])('refuses %s with exit 1, writing nothing', async (_what, content, message) => {
     const target = tempDir();
     const res = await cli(['import', file(content())], target);
@@ -317,11 +324,22 @@ async function dumpTables(dataDir: string, tables: string[]): Promise<Record<str
   return JSON.parse(res.stdout) as Record<string, string>;
 }
 
-/** The export with its role line moved after the keys. */
-function moveRoleToTheEnd(text: string): string {
+/** The export with the first key record that `which` picks changed by `edit` (the line otherwise as it was). */
+function editKey(text: string, which: (record: Data) => boolean, edit: (record: Data) => unknown): string {
   const lines = text.trimEnd().split('\n');
-  const [role] = lines.splice(lines.findIndex((l) => l.startsWith('{"type":"role",')), 1);
-  lines.splice(lines.length - 1, 0, role ?? '');
+  const at = lines.findIndex((l) => l.startsWith('{"type":"key",') && which((JSON.parse(l) as Line).record ?? {}));
+  expect(at).toBeGreaterThan(0);
+  const line = JSON.parse(lines[at] ?? '') as Line;
+  edit(line.record ?? {});
+  lines[at] = JSON.stringify(line);
+  return lines.join('\n') + '\n';
+}
+
+/** The export with an override's line (which no key names) moved after the keys. */
+function moveOverrideToTheEnd(text: string): string {
+  const lines = text.trimEnd().split('\n');
+  const [override] = lines.splice(lines.findIndex((l) => l.startsWith('{"type":"ratelimit_override",')), 1);
+  lines.splice(lines.length - 1, 0, override ?? '');
   return lines.join('\n') + '\n';
 }
 
