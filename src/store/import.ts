@@ -158,7 +158,7 @@ export async function readHeader(path: string): Promise<Header> {
       header = undefined;
     }
     if (header?.type !== FORMAT) throw new TransferError(`${path} is not a keyward export: its first line is not {"type":"${FORMAT}",…}`);
-    if (header.version !== VERSION) throw new TransferError(`${path} is a keyward export of version ${String(header.version)}; this keyward reads version ${VERSION}`);
+    if (header.version !== VERSION) throw new TransferError(`${path} is a keyward export of version ${JSON.stringify(header.version)}; this keyward reads version ${VERSION}`);
     return header;
   }
   throw new TransferError(`${path} is empty, not a keyward export`);
