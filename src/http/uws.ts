@@ -236,6 +236,12 @@ function listenNow(uws: Uws, app: UwsApp, host: string, port: number): unknown {
  * socket is closed, new connections are refused and those accepted keep being served, and it
  * listens again on the same port once RESUME_FREE descriptors are free below that. With
  * several serving threads each pauses its own listen socket (they share the port, SO_REUSEPORT).
+ *
+ * A burst of connections can take every descriptor between two looks. So while it accepts,
+ * each thread holds DESCRIPTOR_RESERVE descriptors open (on /dev/null) and pauses only close
+ * to the limit; pausing closes them, and the reserve is free for the rest of the process
+ * (a worker thread starting, a file opened) whatever the burst took. It takes them again
+ * before it listens again.
  */
 class Listener {
   /** The listen socket; undefined while paused (or closed for good). */
@@ -250,6 +256,9 @@ class Listener {
   private warnedAt = -Infinity;
   /** /dev/null could not be opened (for another reason than a lack of descriptors). */
   private blind = false;
+  /** The reserve this thread holds while it accepts (descriptors of /dev/null). */
+  private readonly reserve: number[] = [];
+  private readonly reserveSize: number;
 
   constructor(
     private readonly uws: Uws,
@@ -263,8 +272,27 @@ class Listener {
     const limit = deps.descriptorsLimit;
     // A limit so low that the reserve would be most of it keeps a quarter of it instead.
     this.threshold = Math.max(limit - DESCRIPTOR_RESERVE, Math.floor((limit * 3) / 4));
+    // Each thread the whole reserve: the threads pause one after the other, and the last to
+    // pause (no thread accepting any more) leaves all of its reserve free.
+    this.reserveSize = limit - this.threshold;
+    this.holdReserve();
     deps.metrics.descriptorsLimit = limit;
     this.schedule(DESCRIPTOR_CHECK_MS);
+  }
+
+  /** Takes the reserve; all of it, or (descriptors short) none. */
+  private holdReserve(): boolean {
+    try {
+      while (this.reserve.length < this.reserveSize) this.reserve.push(openSync('/dev/null', 'r'));
+      return true;
+    } catch {
+      this.releaseReserve();
+      return false;
+    }
+  }
+
+  private releaseReserve(): void {
+    for (const fd of this.reserve.splice(0)) closeSync(fd);
   }
 
   private schedule(ms: number): void {
@@ -276,13 +304,16 @@ class Listener {
     if (this.closed) return;
     let free = 0;
     try {
-      free = nthFreeDescriptor(this.token === undefined ? RESUME_FREE : 1);
+      // Paused: room for the reserve to be taken again, and RESUME_FREE more below the threshold.
+      free = nthFreeDescriptor(this.token === undefined ? RESUME_FREE + this.reserveSize : 1);
     } catch (err) {
       // Taken as plenty free: accepting goes on (or resumes), as it would without the watch.
       if (!this.blind) this.deps.log.warn('cannot look at free descriptors (opening /dev/null failed): accepting does not pause when they run short', { error: (err as Error).message });
       this.blind = true;
     }
-    const short = free < 0 || free >= this.threshold;
+    // Accepting, the reserve held counts as free: the pause comes RESUME_FREE short of the limit.
+    const pauseAt = this.token === undefined ? this.threshold : Math.min(this.deps.descriptorsLimit - RESUME_FREE, this.threshold + this.reserve.length);
+    const short = free < 0 || free >= pauseAt;
     if (short && this.token !== undefined) this.pause(free);
     else if (!short && this.token === undefined) this.resume();
     const now = performance.now();
@@ -293,6 +324,7 @@ class Listener {
   private pause(free: number): void {
     this.uws.us_listen_socket_close(this.token);
     this.token = undefined;
+    this.releaseReserve();
     this.deps.metrics.acceptPaused();
     this.pausesUnreported++;
     const now = performance.now();
@@ -308,8 +340,12 @@ class Listener {
 
   /** A failed listen (no descriptor for it yet, say) is tried again at the next check. */
   private resume(): void {
+    if (!this.holdReserve()) return;
     const token = listenNow(this.uws, this.app, this.host, this.port);
-    if (!token) return;
+    if (!token) {
+      this.releaseReserve();
+      return;
+    }
     this.token = token;
     this.resumedAt = performance.now();
   }
@@ -318,6 +354,7 @@ class Listener {
   close(): void {
     this.closed = true;
     clearTimeout(this.timer);
+    this.releaseReserve();
     if (this.token !== undefined) this.uws.us_listen_socket_close(this.token);
     this.token = undefined;
   }

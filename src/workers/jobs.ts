@@ -44,7 +44,7 @@ export class BackgroundJobs {
     if (this.config === undefined) return undefined;
     const { dataDir, initialMapBytes, writeMap } = this.config;
     let pool = this.pools.get(module.href);
-    if (pool === undefined) this.pools.set(module.href, (pool = new Piscina({ filename: fileURLToPath(module), maxThreads: 1, idleTimeout: 30_000 })));
+    if (pool === undefined) this.pools.set(module.href, (pool = this.newPool(module, 30_000)));
     const job = pool.run({ ...task, store: { dataDir, initialMapBytes, writeMap } }) as Promise<PoolReply<T>>;
     // Shutdown waits for it (drain): a pool stopped inside a transaction would hold the writer.
     const settled = job.catch(() => undefined);
@@ -54,6 +54,18 @@ export class BackgroundJobs {
       if ('error' in reply) throw rebuiltError(reply.error);
       return reply.result;
     });
+  }
+
+  /**
+   * A pool of one thread running `module`. A thread that cannot start (no file descriptor or
+   * memory left for it) fails the task it was started for, which its caller answers for, and
+   * is an 'error' of the pool, which would end the process unheard: it is logged, and the
+   * pool starts a thread again for the next task.
+   */
+  private newPool(module: URL, idleTimeout: number): Piscina {
+    const pool = new Piscina({ filename: fileURLToPath(module), maxThreads: 1, idleTimeout });
+    pool.on('error', (err: unknown) => this.log.error('a background thread failed; its task failed with it', { module: fileURLToPath(module), error: (err as Error).message }));
+    return pool;
   }
 
   /** Removes a deleted API's keys in the background; resolves with the count removed. */
@@ -69,7 +81,7 @@ export class BackgroundJobs {
 
   private run(work: Pick<PurgeTask, 'apiId' | 'unlinking'>, batch: () => Promise<number>, done: string, failed: string, fields: Record<string, string>): Promise<number> {
     if (this.config === undefined) return onThisThread(batch);
-    this.pool ??= new Piscina({ filename: fileURLToPath(new URL('./purgeApi.js', import.meta.url)), maxThreads: 1, idleTimeout: 5_000 });
+    this.pool ??= this.newPool(new URL('./purgeApi.js', import.meta.url), 5_000);
     const task: PurgeTask = { dataDir: this.config.dataDir, initialMapBytes: this.config.initialMapBytes, writeMap: this.config.writeMap, ...work };
     const job = (this.pool.run(task) as Promise<number>).then(
       (n) => {
