@@ -16,7 +16,7 @@ import { seedCluster } from './cluster/seed.js';
 import { createLogger } from './log.js';
 import { spawn } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
-import { restoreBackup, takeBackup } from './store/backup.js';
+import { BackupError, isBackup, refuseBackup, restoreBackup, takeBackup, verifyBackup, withBackupCopy } from './store/backup.js';
 import { checkPages, checkRecords, hasStore, lostStoreProblem, unreadableStoreProblem, type RecordsReport } from './store/integrity.js';
 import { exportSnapshot } from './store/export.js';
 import { importFile, readHeader } from './store/import.js';
@@ -117,6 +117,7 @@ function writeStdout(text: string): Promise<void> {
  */
 async function withStore<T>(fn: (writer: AsyncWriter) => T | Promise<T>): Promise<T> {
   const config = loadConfig();
+  refuseBackup(config.dataDir);
   native.open(config.dataDir, config.durability === 'disk', 0, config.initialMapBytes, config.writeMap);
   const cluster = config.postgresUrl === undefined ? undefined : threadCluster(config, createLogger('warn'), undefined, direct, new HotCalls());
   try {
@@ -245,6 +246,7 @@ export async function main(argv: string[]): Promise<number> {
     noMoreArguments(more);
     const config = loadConfig();
     requireStore(config.dataDir);
+    refuseBackup(config.dataDir);
     native.open(config.dataDir, false, 0, config.initialMapBytes, config.writeMap);
     try {
       const cluster = config.postgresUrl !== undefined;
@@ -279,12 +281,23 @@ export async function main(argv: string[]): Promise<number> {
     const config = loadConfig();
     requireStore(config.dataDir);
     const started = performance.now();
+    // A backup is checked as restore checks it (its manifest), and its records on a copy: opening a store writes to it.
+    const backup = isBackup(config.dataDir);
+    const manifestProblems: string[] = [];
+    if (backup) {
+      try {
+        verifyBackup(config.dataDir);
+      } catch (err) {
+        if (!(err instanceof BackupError)) throw err;
+        manifestProblems.push(err.message);
+      }
+    }
     const pages = checkPages(config.dataDir, 0);
     let records: RecordsReport | undefined;
     let unreadable: string | undefined;
-    if (pages.problems.length === 0) {
+    const checkOpened = (dataDir: string): void => {
       try {
-        openToCheck(config);
+        openToCheck({ ...config, dataDir });
       } catch (err) {
         unreadable = unreadableStoreProblem(err);
         if (unreadable === undefined) throw err;
@@ -296,8 +309,12 @@ export async function main(argv: string[]): Promise<number> {
           native.close();
         }
       }
+    };
+    if (pages.problems.length === 0) {
+      if (backup) withBackupCopy(config.dataDir, checkOpened);
+      else checkOpened(config.dataDir);
     }
-    const problems = [...pages.problems, ...(unreadable === undefined ? [] : [unreadable]), ...(records?.problems ?? [])];
+    const problems = [...manifestProblems, ...pages.problems, ...(unreadable === undefined ? [] : [unreadable]), ...(records?.problems ?? [])];
     print({ dataDir: resolve(config.dataDir), ok: problems.length === 0, txnId: pages.txnId, usedBytes: pages.usedBytes, pages: pages.pages, tables: Object.fromEntries(pages.tables), records: records?.records ?? null, seconds: Number(((performance.now() - started) / 1000).toFixed(3)), problems });
     if (problems.length > 0) process.stderr.write(`keyward: the store in ${resolve(config.dataDir)} is damaged: restore the last backup (keyward restore <backup> --data-dir ${config.dataDir} --force)\n`);
     return problems.length === 0 ? 0 : 1;
@@ -326,6 +343,7 @@ export async function main(argv: string[]): Promise<number> {
     noMoreArguments(args);
     const config = loadConfig();
     if (config.postgresUrl === undefined) throw new UsageError('cluster seed needs KEYWARD_POSTGRES_URL (the cluster to load the store into)');
+    refuseBackup(config.dataDir);
     native.open(config.dataDir, false, 0, config.initialMapBytes, config.writeMap);
     const pg = new Postgres(config.postgresUrl, createLogger('warn'));
     try {

@@ -12,6 +12,7 @@ import { newMetrics, openStore, serveThread, startCluster, threadServices } from
 import { startHeartbeat } from './cluster/node.js';
 import { startWindowSweeper } from './store/sweeper.js';
 import { checkPages, checkRecords, hasStore, lostStoreProblem, unreadableStoreProblem } from './store/integrity.js';
+import { refuseBackup } from './store/backup.js';
 import { deletedApiIds } from './store/apis.js';
 import { direct } from './store/db.js';
 import { pendingUnlinkings } from './store/cascades.js';
@@ -86,6 +87,7 @@ export async function runServer(config: Config): Promise<void> {
   // Every client connection holds a descriptor: as many as the system lets this process have.
   const [descriptorsLimit, descriptorsHard] = native.raiseFileLimit();
   log.info(`descriptors: soft limit raised to ${descriptorsLimit} (hard ${descriptorsHard})`, { soft: descriptorsLimit, hard: descriptorsHard });
+  refuseBackup(config.dataDir);
   // A data dir with no store yet (or that is no directory, which openStore reports) has nothing to check.
   refuseDamage(config.dataDir, [lostStoreProblem(config.dataDir)].filter((p) => p !== undefined));
   const checked = config.startCheckMs > 0 && hasStore(config.dataDir);

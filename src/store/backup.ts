@@ -96,6 +96,36 @@ export function takeBackup(target: string, source: Manifest['source']): Manifest
   }
 }
 
+/** Whether `dir` is a backup `keyward backup` wrote (its manifest is there). */
+export function isBackup(dir: string): boolean {
+  return existsSync(join(resolve(dir), MANIFEST));
+}
+
+/**
+ * Refuses to open a backup as a data dir: opening a store writes to it, and a backup that
+ * changed is one restore refuses (its manifest's size and SHA-256 no longer match).
+ */
+export function refuseBackup(dataDir: string): void {
+  if (!isBackup(dataDir)) return;
+  throw new BackupError(`${resolve(dataDir)} is a backup (it holds ${MANIFEST}): opening its store would change it, and restore would then refuse it. Restore it into a data dir (keyward restore ${dataDir} --data-dir <dir>); keyward check --data-dir ${dataDir} checks it without changing it`);
+}
+
+/**
+ * Runs `use` with a directory holding a copy of the backup's data file (inside the backup,
+ * removed after), for a check that opens the store: the backup itself stays as taken.
+ */
+export function withBackupCopy<T>(backupDir: string, use: (dir: string) => T): T {
+  const dir = join(resolve(backupDir), `.check-${process.pid}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir);
+  try {
+    copyFileSync(join(resolve(backupDir), DATA), join(dir, DATA));
+    return use(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** The manifest of the backup in `dir`, once its data file matches it (size, SHA-256) and its pages check out. */
 export function verifyBackup(dir: string): Manifest {
   const from = resolve(dir);

@@ -1,7 +1,9 @@
 // Backups (docs/operations.md): `keyward backup` taken while 8 clients write restores to a
 // store holding every change acknowledged before the backup began; `keyward restore`
-// refuses a data dir that is not empty and a damaged backup.
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+// refuses a data dir that is not empty and a damaged backup; `keyward check` of a backup
+// leaves it as taken, and nothing else opens one.
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, cli, createApi, expectOk, startServer, stopAll, tempDir, type Server } from '../helpers/server.js';
@@ -134,5 +136,38 @@ describe('keyward restore refuses', () => {
     const res = await cli(['backup', server.dataDir], server.dataDir);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('not an empty directory');
+  });
+});
+
+describe('a backup stays as it was taken', () => {
+  it('keyward check checks it (its manifest, and its records on a copy) without changing it; the server and the commands that open a store refuse it; restore takes it', async () => {
+    const server = await startServer();
+    const apiId = await createApi(server);
+    expectOk(await call(server, 'keys.createKey', { apiId }));
+    const backup = join(tempDir(), 'b');
+    expect((await cli(['backup', backup], server.dataDir)).code).toBe(0);
+    const files = readdirSync(backup).sort();
+    const sha = (): string => createHash('sha256').update(readFileSync(join(backup, 'data.mdb'))).digest('hex');
+    const taken = sha();
+
+    const checked = await cli(['check'], backup);
+    expect(checked.code, checked.stderr).toBe(0);
+    expect(checked.json.ok).toBe(true);
+    expect(checked.json.records).not.toBeNull();
+    for (const args of [['export'], ['workspaces', 'list'], ['serve']]) {
+      const refused = await cli(args, backup, { KEYWARD_PORT: '0' });
+      expect(refused.code, args.join(' ')).toBe(1);
+      expect(refused.stderr).toContain('is a backup (it holds manifest.json)');
+    }
+    expect(readdirSync(backup).sort()).toEqual(files);
+    expect(sha()).toBe(taken);
+    const restored = await cli(['restore', backup], tempDir());
+    expect(restored.code, restored.stderr).toBe(0);
+
+    // A backup that changed since: check says so, as restore would.
+    appendFileSync(join(backup, 'data.mdb'), Buffer.alloc(4096));
+    const damaged = await cli(['check'], backup);
+    expect(damaged.code).toBe(1);
+    expect(damaged.json.problems.join('\n')).toMatch(/the backup changed since it was taken/);
   });
 });
