@@ -15,8 +15,13 @@ export interface Node {
 
 export const isObject = (x: Json | undefined): x is Node => typeof x === 'object' && x !== null && !Array.isArray(x);
 
-export function parseJson(text: string): Json {
+/** Thrown by parseJson for a tree deeper than it takes. */
+export class TooDeep extends Error {}
+
+/** The parser's JSON, its 64-bit integers kept; TooDeep when objects and arrays nest more than `maxDepth` deep. */
+export function parseJson(text: string, maxDepth = Infinity): Json {
   let at = 0;
+  let depth = 0;
   const token = (re: RegExp): string | undefined => {
     re.lastIndex = at;
     const m = re.exec(text);
@@ -31,11 +36,12 @@ export function parseJson(text: string): Json {
   const value = (): Json => {
     space();
     const c = text[at];
+    if ((c === '{' || c === '[') && ++depth > maxDepth) throw new TooDeep(`deeper than ${maxDepth}`);
     if (c === '{') {
       at++;
       const node: Node = {};
       space();
-      if (text[at] === '}') return at++, node;
+      if (text[at] === '}') return depth--, at++, node;
       for (;;) {
         space();
         const key = JSON.parse(token(/"(?:[^"\\]|\\.)*"/y) ?? fail()) as string;
@@ -43,7 +49,7 @@ export function parseJson(text: string): Json {
         if (text[at++] !== ':') fail();
         node[key] = value();
         space();
-        if (text[at] === '}') return at++, node;
+        if (text[at] === '}') return depth--, at++, node;
         if (text[at++] !== ',') fail();
       }
     }
@@ -51,11 +57,11 @@ export function parseJson(text: string): Json {
       at++;
       const items: Json[] = [];
       space();
-      if (text[at] === ']') return at++, items;
+      if (text[at] === ']') return depth--, at++, items;
       for (;;) {
         items.push(value());
         space();
-        if (text[at] === ']') return at++, items;
+        if (text[at] === ']') return depth--, at++, items;
         if (text[at++] !== ',') fail();
       }
     }

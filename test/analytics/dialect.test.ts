@@ -4,7 +4,7 @@
 // rows, nothing outside the scope is ever read, and hostile queries get their error code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { PublicViews, translate, type Scope, type SqlParser } from '../../src/analytics/dialect.js';
+import { MAX_SUBQUERY_NESTING, PublicViews, translate, type Scope, type SqlParser } from '../../src/analytics/dialect.js';
 import { splitFill, withFill } from '../../src/analytics/fill.js';
 import { bucketOf, CONNECTION_DDL, GRAINS, publicSelect, STORED_DDL, type PublicTable } from '../../src/analytics/schema.js';
 import { sqlParser } from '../../src/analytics/database.js';
@@ -931,6 +931,22 @@ describe('refusals', () => {
     expect(err.errorName, err.detail).toBe(code);
     if (mentions !== undefined) expect(err.detail).toContain(mentions);
     expect(err.errors?.[0]?.location).toBe('body.query');
+  });
+
+  it('a query nested deeper than DuckDB binds quickly is refused before it runs (the timeout could not stop its binding)', async () => {
+    const nested = (n: number, open: string, close: string, inner = '1'): string => `SELECT ${open.repeat(n)}${inner}${close.repeat(n)} AS x`;
+    for (const deep of [nested(200, 'abs(', ')'), `SELECT ${Array(300).fill('spent_credits').join(' + ')} AS x FROM key_verifications_v1`, nested(300, 'CASE WHEN true THEN 1 ELSE ', ' END', '0')]) {
+      const started = performance.now();
+      const err = await refusal(deep);
+      expect(err.errorName).toBe('invalid_analytics_query');
+      expect(err.detail).toContain('nested too deeply');
+      expect(performance.now() - started).toBeLessThan(2_000);
+    }
+    expect(await rows(nested(100, 'abs(', ')'))).toEqual([{ x: 1 }]);
+    const subqueries = (n: number): string => `SELECT ${'(SELECT '.repeat(n)}1${')'.repeat(n)} AS x`;
+    expect(await rows(subqueries(MAX_SUBQUERY_NESTING))).toEqual([{ x: 1 }]);
+    const err = await refusal(subqueries(MAX_SUBQUERY_NESTING + 1));
+    expect(err.detail).toContain(`nested more than ${MAX_SUBQUERY_NESTING} deep`);
   });
 
   it('the verification tables are not readable through analytics.getRatelimits', async () => {
