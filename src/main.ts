@@ -163,6 +163,8 @@ async function serveWith(config: Config, log: Logger, descriptorsLimit: number, 
     if (stopping) return;
     stopping = true;
     log.info('draining', { signal });
+    // Analytics queries run up to their timeout (30 s): interrupted, they answer before the drain ends.
+    analytics?.quiesce();
     await Promise.all([
       server.drain(DRAIN_TIMEOUT_MS),
       ...workers.map((w) => new Promise<void>((resolve) => {

@@ -81,6 +81,8 @@ export interface AnalyticsHost {
   readonly client: AnalyticsClient;
   /** A port for a serving worker thread (`clientOf` on that thread) and the shared statistics. */
   portFor(): { port: MessagePort; stats: SharedArrayBuffer };
+  /** SIGTERM, before the server drains: no more queries, the running ones interrupted (503 shutting_down). */
+  quiesce(): void;
   /** Writes what is buffered, closes the database and ends the worker (SIGTERM loses no event). */
   stop(): Promise<void>;
 }
@@ -116,6 +118,9 @@ export async function startAnalytics(settings: AnalyticsSettings, log: Logger): 
       const channel = new MessageChannel();
       worker.postMessage({ type: 'port', port: channel.port2 } satisfies WorkerMessage, [channel.port2]);
       return { port: channel.port1, stats };
+    },
+    quiesce() {
+      worker.postMessage({ type: 'quiesce' } satisfies WorkerMessage);
     },
     async stop() {
       native.eventsSet(0);

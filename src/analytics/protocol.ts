@@ -29,6 +29,8 @@ export type WorkerMessage =
   | { type: 'query'; request: QueryRequest }
   | { type: 'reply'; reply: QueryReply }
   | { type: 'port'; port: MessagePort }
+  /** SIGTERM: queries waiting are refused and running ones interrupted (503 shutting_down), so that the server's drain is not held up by them. */
+  | { type: 'quiesce' }
   | { type: 'stop' }
   | { type: 'stopped' }
   | { type: 'ready' }

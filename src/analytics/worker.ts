@@ -8,7 +8,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { join } from 'node:path';
 import { native } from '../engine/native.js';
 import { ApiError } from '../errors/apiError.js';
-import { invalidAnalyticsQuery, queryExecutionTimeout, queryMemoryLimitExceeded, queryQuotaExceeded, queryRowsLimitExceeded, queryRowsReadExceeded, transportedError } from '../errors/errors.js';
+import { invalidAnalyticsQuery, queryExecutionTimeout, queryMemoryLimitExceeded, queryQuotaExceeded, queryRowsLimitExceeded, queryRowsReadExceeded, shuttingDown, transportedError } from '../errors/errors.js';
 import { AnalyticsDatabase, DATABASE_FILE, jsonValue, sqlParser } from './database.js';
 import { PublicViews, translate } from './dialect.js';
 import { estimateRows } from './plan.js';
@@ -90,6 +90,51 @@ async function retain(): Promise<void> {
 /** The public tables' parsed SELECTs of the scopes queried lately (dialect.ts). */
 const views = new PublicViews();
 
+/**
+ * Queries that run at once: DuckDB runs each statement on a thread of libuv's pool, and one
+ * stays free for ingestion, whatever the queries take. The others wait for a slot, within
+ * their timeout.
+ */
+const QUERY_SLOTS = Math.max(1, poolThreads() - 1);
+let freeSlots = QUERY_SLOTS;
+const waitingForSlot: { take: () => void; refuse: (err: ApiError) => void }[] = [];
+/** The connections running a query now: interrupted at stop. */
+const busy = new Set<DuckDBConnection>();
+/** The queries being answered now: stop waits for them. */
+const answering = new Set<Promise<unknown>>();
+let stopping = false;
+
+/** A slot to run a query in, waited for at most `timeoutMs` (then 422, as a query that ran that long). */
+function takeSlot(timeoutMs: number): Promise<void> {
+  if (freeSlots > 0) {
+    freeSlots--;
+    return Promise.resolve();
+  }
+  return new Promise((resolve, reject) => {
+    const waiter = {
+      take: () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      refuse: (err: ApiError) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    };
+    const timer = setTimeout(() => {
+      waitingForSlot.splice(waitingForSlot.indexOf(waiter), 1);
+      reject(queryExecutionTimeout(settings.queryTimeoutMs));
+    }, timeoutMs);
+    waitingForSlot.push(waiter);
+  });
+}
+
+function giveSlot(): void {
+  const next = waitingForSlot.shift();
+  if (next === undefined) freeSlots++;
+  else next.take();
+}
+
 /** Queries per root key in the current hour (query_quota_exceeded beyond settings.queriesPerHour). */
 const quota = new Map<string, { hour: number; used: number }>();
 
@@ -102,30 +147,51 @@ function takeQuota(rootKeyId: string, nowMs: number): void {
 }
 
 /** The rows of a query, or the ApiError that refused it (as data: it crosses a MessagePort). */
-async function query(req: QueryRequest): Promise<QueryReply> {
+function query(req: QueryRequest): Promise<QueryReply> {
+  const answer = answerQuery(req);
+  answering.add(answer);
+  void answer.finally(() => answering.delete(answer));
+  return answer;
+}
+
+async function answerQuery(req: QueryRequest): Promise<QueryReply> {
   try {
-    takeQuota(req.rootKeyId, Date.now());
-    // One query at a time on a connection: parsed and run on it, and interrupting it stops only this query.
-    const con = await db.borrow();
-    const timer = { timedOut: false };
+    if (stopping) throw shuttingDown();
+    const arrived = Date.now();
+    takeQuota(req.rootKeyId, arrived);
+    await takeSlot(settings.queryTimeoutMs);
     try {
-      const parser = sqlParser(con);
-      const split = splitFill(req.query);
-      const prepare = async (): Promise<string> => {
-        if (split === undefined) return translate(req.query, req.scope, parser, views);
-        // ORDER BY … WITH FILL (fill.ts): the query without it, checked before withFill reads it, then filled.
-        const inner = await translate(split.query, req.scope, parser, views);
-        await withinRowsRead(con, inner);
-        return withFill(con, inner, split.fill, (select) => translate(select, req.scope, parser, views), settings.maxRows);
-      };
-      return { id: req.id, rows: await run(con, prepare, timer) };
+      return { id: req.id, rows: await runOnConnection(req, settings.queryTimeoutMs - (Date.now() - arrived)) };
     } finally {
-      // A connection interrupted by the timer is not kept, whether or not its query failed of it.
-      db.giveBack(con, !timer.timedOut);
+      giveSlot();
     }
   } catch (err) {
     const refusal = err instanceof ApiError ? err : invalidAnalyticsQuery((err as Error).message.slice(0, 500));
     return { id: req.id, error: transportedError(refusal) };
+  }
+}
+
+/** The rows of `req`, run on a connection of its own for at most `timeoutMs`. */
+async function runOnConnection(req: QueryRequest, timeoutMs: number): Promise<Record<string, unknown>[]> {
+  // One query at a time on a connection: parsed and run on it, and interrupting it stops only this query.
+  const con = await db.borrow();
+  busy.add(con);
+  const timer = { timedOut: false };
+  try {
+    const parser = sqlParser(con);
+    const split = splitFill(req.query);
+    const prepare = async (): Promise<string> => {
+      if (split === undefined) return translate(req.query, req.scope, parser, views);
+      // ORDER BY … WITH FILL (fill.ts): the query without it, checked before withFill reads it, then filled.
+      const inner = await translate(split.query, req.scope, parser, views);
+      await withinRowsRead(con, inner);
+      return withFill(con, inner, split.fill, (select) => translate(select, req.scope, parser, views), settings.maxRows);
+    };
+    return await run(con, prepare, timer, timeoutMs);
+  } finally {
+    busy.delete(con);
+    // A connection interrupted (by the timer, or at stop) is not kept, whether or not its query failed of it.
+    db.giveBack(con, !timer.timedOut && !stopping);
   }
 }
 
@@ -137,13 +203,13 @@ async function withinRowsRead(con: DuckDBConnection, sql: string): Promise<void>
 
 /**
  * Runs the SQL `prepare` translates on `con`: refused when its plan goes through too many
- * rows, stopped (preparing included) after the timeout, which sets `timer.timedOut`.
+ * rows, stopped (preparing included) after `timeoutMs`, which sets `timer.timedOut`.
  */
-async function run(con: DuckDBConnection, prepare: () => Promise<string>, timer: { timedOut: boolean }): Promise<Record<string, unknown>[]> {
+async function run(con: DuckDBConnection, prepare: () => Promise<string>, timer: { timedOut: boolean }, timeoutMs: number): Promise<Record<string, unknown>[]> {
   const timeout = setTimeout(() => {
     timer.timedOut = true;
     con.interrupt();
-  }, settings.queryTimeoutMs);
+  }, Math.max(0, timeoutMs));
   try {
     const sql = await prepare();
     await withinRowsRead(con, sql);
@@ -154,6 +220,7 @@ async function run(con: DuckDBConnection, prepare: () => Promise<string>, timer:
   } catch (err) {
     if (err instanceof ApiError) throw err;
     const message = (err as Error).message;
+    if (stopping && !timer.timedOut) throw shuttingDown();
     if (timer.timedOut || /INTERRUPT/i.test(message)) throw queryExecutionTimeout(settings.queryTimeoutMs);
     if (/out of memory/i.test(message)) throw queryMemoryLimitExceeded(settings.memoryMb);
     // What DuckDB refuses once the dialect let it through: a column that does not exist, a type mismatch.
@@ -167,16 +234,38 @@ function serve(port: MessagePort): void {
   port.on('message', (msg: WorkerMessage) => {
     if (msg.type === 'query') void query(msg.request).then((reply) => port.postMessage({ type: 'reply', reply } satisfies WorkerMessage));
     else if (msg.type === 'port') serve(msg.port);
+    else if (msg.type === 'quiesce') quiesce();
     else if (msg.type === 'stop') void stop();
   });
 }
 
+/** No more queries: those waiting are refused, those running interrupted (each answers 503 shutting_down). */
+function quiesce(): void {
+  stopping = true;
+  for (const waiter of waitingForSlot.splice(0)) waiter.refuse(shuttingDown());
+  for (const con of busy) con.interrupt();
+}
+
+/** How long stop waits for the queries it interrupted to end. */
+const STOP_QUERIES_MS = 3_000;
+
+/**
+ * SIGTERM (host.ts), once the server drained: queries quiesced (if the host did not already),
+ * then what is buffered is written (a pool thread is free for it: QUERY_SLOTS)
+ * and the database checkpointed and closed. A query that does not end when interrupted keeps
+ * its connection: the database is then left to the process's exit, its WAL replayed at the
+ * next start, and no event is lost either way.
+ */
 async function stop(): Promise<void> {
+  quiesce();
   clearInterval(ingestTimer);
   clearInterval(retainTimer);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.allSettled(answering), new Promise((resolve) => (timer = setTimeout(resolve, STOP_QUERIES_MS)))]);
+  clearTimeout(timer);
   await ingest();
   await db.checkpoint().catch(() => undefined);
-  db.close();
+  if (busy.size === 0) db.close();
   port0.postMessage({ type: 'stopped' } satisfies WorkerMessage);
 }
 

@@ -277,4 +277,24 @@ describe('analytics, limits', () => {
     }
     await server.stop();
   });
+
+  it('queries running for long hold neither ingestion nor a SIGTERM: events are written meanwhile, the queries answer 503 shutting_down, the process exits 0 and no event of an answered call is lost', async () => {
+    const { server, k, count } = await verifiedThreeHundredTimes({ KEYWARD_ANALYTICS_QUERY_TIMEOUT_MS: '60000', KEYWARD_ANALYTICS_MAX_ROWS_READ: '1000000000000000' });
+    // 300⁵ combinations each: they would run for minutes; more of them than libuv's pool has threads.
+    const slow = 'SELECT count(*) AS n FROM key_verifications_v1 a, key_verifications_v1 b, key_verifications_v1 c, key_verifications_v1 d, key_verifications_v1 e';
+    const running = Array.from({ length: 5 }, () => call(server, 'analytics.getVerifications', { query: slow }));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await Promise.all(Array.from({ length: 50 }, () => call(server, 'keys.verifyKey', { key: k.key })));
+    const written = async (): Promise<number> => Number(/^keyward_analytics_events_written_total (\d+)$/m.exec((await get(server, '/metrics')).text)?.[1]);
+    const until = Date.now() + 5_000;
+    while ((await written()) < 350 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await written(), 'events written while the queries run').toBe(350);
+    const stopping = Date.now();
+    expect(await server.stop()).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(8_000);
+    for (const res of await Promise.all(running)) expectError(res, 503, 'shutting_down');
+    const again = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env: ON });
+    expect((await call(again, 'analytics.getVerifications', { query: count })).json.data).toEqual([{ n: 350 }]);
+    await again.stop();
+  });
 });
