@@ -10,7 +10,7 @@ import { CONNECTION_DDL, FINER, GRAINS, rawRollupRows, ROLLUP_GROUPS, rollupTime
 import type { SqlParser } from './dialect.js';
 import { native, type EventRows } from '../engine/native.js';
 
-export const DATABASE_FILE = 'analytics.duckdb';
+export { DATABASE_FILE } from './protocol.js';
 
 /**
  * How much write-ahead log DuckDB lets grow before it writes the tables' new rows into the

@@ -2,11 +2,12 @@
 // it and turns on the engine's event buffer; every serving thread queries it through an
 // `AnalyticsClient` over a MessagePort of its own (`portFor` makes one for a worker thread).
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { native } from '../engine/native.js';
 import { rebuiltError } from '../errors/errors.js';
 import type { Logger } from '../log.js';
-import { STAT, STAT_SLOTS, type AnalyticsSettings, type QueryScope, type WorkerMessage } from './protocol.js';
+import { DATABASE_FILE, STAT, STAT_SLOTS, type AnalyticsSettings, type QueryScope, type WorkerMessage } from './protocol.js';
 
 /** A serving thread's way to the analytics worker. */
 export class AnalyticsClient {
@@ -106,7 +107,10 @@ export async function startAnalytics(settings: AnalyticsSettings, log: Logger): 
       }
     };
     worker.on('message', onMessage);
-    worker.once('error', (err) => reject(new Error(`the analytics database in ${settings.dataDir} could not be opened: ${err.message}`)));
+    worker.once('error', (err) => {
+      const file = join(settings.dataDir, DATABASE_FILE);
+      reject(new Error(`the analytics database ${file} could not be opened: ${err.message}\nThe keys' store is not affected. To serve again: move ${file} (and ${file}.wal, if there is one) out of the data dir and start with a new, empty analytics database (the events in the moved file stay readable with DuckDB), or start with KEYWARD_ANALYTICS=off.`));
+    });
   });
   worker.on('error', (err) => log.error('analytics worker failed; analytics queries fail until the next start', { error: err.message }));
   native.eventsSet(settings.bufferBytes);

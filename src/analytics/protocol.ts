@@ -36,6 +36,9 @@ export type WorkerMessage =
   | { type: 'ready' }
   | { type: 'log'; level: 'warn' | 'error'; msg: string; fields: Record<string, unknown> };
 
+/** The analytics database's file in the data dir (next to it, DuckDB's write-ahead log `analytics.duckdb.wal`). */
+export const DATABASE_FILE = 'analytics.duckdb';
+
 /** Slots of the worker's statistics (a Float64Array over a SharedArrayBuffer). */
 export const STAT = { written: 0, failed: 1, lagMs: 2 } as const;
 export const STAT_SLOTS = 3;

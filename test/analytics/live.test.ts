@@ -1,11 +1,12 @@
 // Analytics on a live server (docs/analytics.md): every verifyKey / limit / multiLimit
 // decision becomes an event in DuckDB, queryable through analytics.getVerifications and
 // getRatelimits in Unkey's dialect, confined to the root key's workspace and grants.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Unkey } from '@unkey/api';
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../helpers/live.js';
-import { call, createApi, expectError, expectOk, foreignRootKey, get, rootKeyWith, startServer, type Server } from '../helpers/server.js';
+import { call, cli, createApi, expectError, expectOk, foreignRootKey, get, rootKeyWith, startServer, type Server } from '../helpers/server.js';
 
 const ON = { KEYWARD_ANALYTICS: 'on' };
 const srv = liveServer({ env: ON });
@@ -161,6 +162,24 @@ describe('analytics, lifecycle', () => {
     await again.stop();
     const off = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env: { KEYWARD_ANALYTICS: 'off' } });
     expectError(await call(off, 'analytics.getVerifications', { query: 'SELECT 1' }), 412, 'analytics_not_configured');
+    await off.stop();
+  });
+
+  it('a damaged analytics database stops the start with the way back, and the keys are served with analytics off', async () => {
+    const server = await startServer({ env: ON });
+    const apiId = await createApi(server);
+    const k = await key(server, apiId);
+    expect(await server.stop()).toBe(0);
+    const file = join(server.dataDir, 'analytics.duckdb');
+    const bytes = readFileSync(file);
+    bytes.fill(7, 0, 4096);
+    writeFileSync(file, bytes);
+    const refused = await cli(['serve'], server.dataDir, { ...ON, KEYWARD_PORT: '0' });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`the analytics database ${file} could not be opened`);
+    expect(refused.stderr).toContain('KEYWARD_ANALYTICS=off');
+    const off = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env: { KEYWARD_ANALYTICS: 'off' } });
+    expect((await call(off, 'keys.verifyKey', { key: k.key })).json.data.valid).toBe(true);
     await off.stop();
   });
 
