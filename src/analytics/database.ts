@@ -305,6 +305,13 @@ export function jsonValue(v: DuckDBValue): unknown {
   return String(v);
 }
 
+/**
+ * A DateTime as ClickHouse prints it, `YYYY-MM-DD hh:mm:ss`, with its milliseconds when it
+ * has any (a DateTime64(3): now64(), fromUnixTimestamp64Milli); DuckDB's infinities as text.
+ */
 function clickHouseDateTime(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+  const date = new Date(ms);
+  if (Number.isNaN(date.getTime())) return ms > 0 ? 'infinity' : '-infinity';
+  const text = date.toISOString().replace('T', ' ');
+  return ms % 1000 === 0 ? text.slice(0, 19) : text.slice(0, 23);
 }

@@ -41,7 +41,7 @@
 // (`toDateTime(time / 1000)`, as the docs write it); given a millisecond column itself they
 // read milliseconds too. now() is UTC, as Unkey's servers are, whatever DuckDB's TimeZone.
 import { publicSelect, RATELIMIT_TABLES, VERIFICATION_TABLES, type PublicTable } from './schema.js';
-import { unparametric } from './parametric.js';
+import { backtickNames, unparametric } from './parametric.js';
 import { aliased, alignTimes, array, canonical, type Columns, crossJoin, DUCKDB_ALLOWED, fn, isObject, type Json, NATIVE_TYPES, type Node, object, OPERATORS, operatorType, parseJson, present, selectNode, shape, shiftedTime, string, stringifyJson, TooDeep, subqueryRef, type Ty, type Typed, typeOfSqlType, WINDOW_FUNCTIONS } from './sqlTree.js';
 import { type ArrayJoin, CLICKHOUSE, type SelectInArrayJoin, clickhouseName } from './clickhouse.js';
 import { invalidAnalyticsFunction, invalidAnalyticsQuery, invalidAnalyticsQueryType, invalidAnalyticsTable } from '../errors/errors.js';
@@ -80,8 +80,10 @@ export const MAX_TREE_DEPTH = 256;
 export const MAX_SUBQUERY_NESTING = 16;
 
 export async function translate(query: string, scope: Scope, parser: SqlParser, views: PublicViews = new PublicViews()): Promise<string> {
+  // DuckDB's parser ends the text at a NUL: what follows would be dropped unseen.
+  if (query.includes('\0')) throw invalidAnalyticsQuery('it holds a NUL character', 'remove it');
   // One after the other: the caller's connection runs one statement at a time.
-  const text = unparametric(query);
+  const text = unparametric(backtickNames(query));
   const parsed = await parser.serialize(text);
   const publics = await views.of(scope, parser);
   try {

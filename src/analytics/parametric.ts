@@ -1,3 +1,6 @@
+// The query's text made readable to DuckDB's parser where ClickHouse writes otherwise:
+// backtick-quoted names (backtickNames), and the parametric aggregates below.
+//
 // ClickHouse's parametric aggregates of the quantile family, f(levels)(args):
 // `quantile(0.9)(latency)`, `quantilesTDigestMerge(0.75)(latency_p75)`. DuckDB's parser does
 // not take two argument lists, so before a query is parsed each such call is written
@@ -78,6 +81,40 @@ export function unparametric(query: string): string {
     }
     out += `${name}(${unparametric(query.slice(open2 + 1, close2))}, ${query.slice(open1 + 1, close1)})`;
     i = close2 + 1;
+  }
+  return out;
+}
+
+/**
+ * ClickHouse's `name` (in backticks, a doubled backtick inside being one) as DuckDB's "name":
+ * the same identifier (`limit`, a column of ratelimits_v1 and a keyword of both). Strings,
+ * double-quoted names and comments are left as they are; an unclosed backtick too (the
+ * parser's error names it).
+ */
+export function backtickNames(query: string): string {
+  let out = '';
+  for (let i = 0; i < query.length; ) {
+    const skipped = skipQuoted(query, i);
+    if (skipped !== i) {
+      out += query.slice(i, skipped);
+      i = skipped;
+      continue;
+    }
+    if (query[i] !== '`') {
+      out += query[i];
+      i++;
+      continue;
+    }
+    let name = '';
+    let j = i + 1;
+    for (; j < query.length; j++) {
+      if (query[j] !== '`') name += query[j];
+      else if (query[j + 1] === '`') name += query[j++];
+      else break;
+    }
+    if (j >= query.length) return out + query.slice(i);
+    out += `"${name.replaceAll('"', '""')}"`;
+    i = j + 1;
   }
   return out;
 }

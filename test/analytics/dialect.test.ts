@@ -817,6 +817,17 @@ describe('the final check', () => {
   });
 });
 
+describe('ClickHouse names in backticks', () => {
+  it('are the names in double quotes: `limit` of ratelimits_v1, a doubled backtick inside; strings and comments keep theirs', async () => {
+    const sql = "SELECT `limit` AS a, \"limit\" AS b, '`x`' AS c /* `y` */ FROM ratelimits_v1 WHERE `identifier` <> 'nobody'";
+    const viaQuotes = await rows("SELECT \"limit\" AS a, \"limit\" AS b, '`x`' AS c FROM ratelimits_v1 WHERE \"identifier\" <> 'nobody'", RATELIMIT);
+    expect(viaQuotes.length).toBeGreaterThan(0);
+    expect(await rows(sql, RATELIMIT)).toEqual(viaQuotes);
+    expect(await rows('SELECT 1 AS `we``ird`')).toEqual([{ 'we`ird': 1 }]);
+    expect((await refusal('SELECT `unclosed FROM key_verifications_v1')).errorName).toMatch(/^invalid_analytics_/);
+  });
+});
+
 describe('refusals', () => {
   const HOSTILE: [string, ErrorName, string?][] = [
     // not one SELECT
@@ -931,6 +942,12 @@ describe('refusals', () => {
     expect(err.errorName, err.detail).toBe(code);
     if (mentions !== undefined) expect(err.detail).toContain(mentions);
     expect(err.errors?.[0]?.location).toBe('body.query');
+  });
+
+  it('a NUL in the query is refused (DuckDB would read the text up to it only)', async () => {
+    const err = await refusal('SELECT 1 AS x\0; DROP TABLE verifications');
+    expect(err.errorName).toBe('invalid_analytics_query');
+    expect(err.detail).toContain('NUL');
   });
 
   it('a query nested deeper than DuckDB binds quickly is refused before it runs (the timeout could not stop its binding)', async () => {

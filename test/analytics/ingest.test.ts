@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckDBTimestampValue } from '@duckdb/node-api';
 import { AnalyticsDatabase, DATABASE_FILE, jsonValue } from '../../src/analytics/database.js';
 import { GRAINS, LATENCY_POINTS, publicSelect } from '../../src/analytics/schema.js';
 
@@ -123,6 +124,12 @@ describe('analytics ingestion', () => {
     await db.roll(hour + 40 * 86_400_000);
     for (const g of GRAINS) expect(await quantiles(g), `${g}, rolled up`).toEqual(expected);
     expect((await rows(`SELECT len(latency_points) AS n, latency_count AS c FROM ratelimits_rollup_hour WHERE workspace_id = 'ws_w'`))[0]).toEqual({ n: LATENCY_POINTS, c: 1050 });
+  });
+
+  it('prints a DateTime as ClickHouse does: to the second, with milliseconds when it has them (DateTime64); infinities as text', () => {
+    expect(jsonValue(new DuckDBTimestampValue(1_795_981_655_000_000n))).toBe('2026-11-29 19:47:35');
+    expect(jsonValue(new DuckDBTimestampValue(1_795_981_655_123_000n))).toBe('2026-11-29 19:47:35.123');
+    expect(jsonValue(new DuckDBTimestampValue(9_223_372_036_854_775_807n))).toBe('infinity');
   });
 
   it('an empty batch, or one of nothing but damaged lines, writes nothing', async () => {
