@@ -273,8 +273,9 @@ class Listener {
     // A limit so low that the reserve would be most of it keeps a quarter of it instead.
     this.threshold = Math.max(limit - DESCRIPTOR_RESERVE, Math.floor((limit * 3) / 4));
     // Each thread the whole reserve: the threads pause one after the other, and the last to
-    // pause (no thread accepting any more) leaves all of its reserve free.
-    this.reserveSize = limit - this.threshold;
+    // pause (no thread accepting any more) leaves all of its reserve free. Many threads at a
+    // low limit hold less each, all of them an eighth of the limit at most.
+    this.reserveSize = Math.min(limit - this.threshold, Math.floor(limit / 8 / deps.config.threads));
     this.holdReserve();
     deps.metrics.descriptorsLimit = limit;
     this.schedule(DESCRIPTOR_CHECK_MS);
