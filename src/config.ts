@@ -132,11 +132,12 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: 
   return found;
 }
 
+/** The analytics settings; undefined when analytics is off (its other variables are checked all the same: a bad value stops the start). */
 function analyticsConfig(env: NodeJS.ProcessEnv): AnalyticsConfig | undefined {
-  if (oneOf(env, 'KEYWARD_ANALYTICS', ['on', 'off'] as const, 'on') === 'off') return undefined;
+  const on = oneOf(env, 'KEYWARD_ANALYTICS', ['on', 'off'] as const, 'on') === 'on';
   const region = env.KEYWARD_REGION?.trim() || 'local';
   if (region.length > 64 || !/^[\w.-]+$/.test(region)) throw new ConfigError(`KEYWARD_REGION must be 1 to 64 letters, digits, '.', '_' or '-', got '${region}'`);
-  return {
+  const settings: AnalyticsConfig = {
     region,
     retentionDays: int(env, 'KEYWARD_ANALYTICS_RETENTION_DAYS', 30, 1, 3_650),
     queryTimeoutMs: int(env, 'KEYWARD_ANALYTICS_QUERY_TIMEOUT_MS', 30_000, 10, 600_000),
@@ -147,6 +148,7 @@ function analyticsConfig(env: NodeJS.ProcessEnv): AnalyticsConfig | undefined {
     bufferBytes: int(env, 'KEYWARD_ANALYTICS_BUFFER_BYTES', 64 * 1024 * 1024, 4_096, 2 ** 34),
     priority: oneOf(env, 'KEYWARD_ANALYTICS_PRIORITY', ['idle', 'normal'] as const, 'idle'),
   };
+  return on ? settings : undefined;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -4,7 +4,7 @@
 // need only survive its process being killed, not the machine, and commits stay synchronous,
 // so a kill loses none. Needs Debian's postgresql (scripts/setup.mjs --test installs it).
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './procs.js';
@@ -16,6 +16,11 @@ export interface ThrowawayPostgres {
   kill(): void;
   /** Starts it again on the same port and data. */
   start(): void;
+  /**
+   * Stops (SIGSTOP) or resumes (SIGCONT) the server and its backends: its connections stay
+   * open and nothing on them answers, as with a host that hung or a peer gone without a reset.
+   */
+  pause(paused: boolean): void;
   /** Stops it and removes its directory. */
   stop(): void;
 }
@@ -51,6 +56,11 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
     port,
     kill: () => run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']),
     start: () => run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-o', options, '-w', 'start']),
+    pause: (paused) => {
+      const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const backends = spawnSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l !== '').map(Number);
+      for (const pid of paused ? [postmaster, ...backends] : [...backends, postmaster]) process.kill(pid, paused ? 'SIGSTOP' : 'SIGCONT');
+    },
     stop: () => {
       if (!running.delete(pg)) return;
       spawnSync(asRoot ? 'runuser' : join(bin, 'pg_ctl'), asRoot ? ['-u', 'postgres', '--', join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', '-w', 'stop'] : ['-D', data, '-m', 'immediate', '-w', 'stop']);

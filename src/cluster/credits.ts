@@ -64,6 +64,13 @@ const RECALL_WAIT_MS = 25;
  * lease goes low with a quarter of it left, about 7 s of the key's traffic.
  */
 const LOW_POLL_MS = 100;
+/**
+ * A lease a verification waits for, at most: as long as connecting may take. Past it
+ * PostgreSQL counts as away (KEYWARD_CLUSTER_CREDITS_OFFLINE decides the call), and for
+ * RETRY_AFTER_MS after that the verifications that need a lease do not wait for it again.
+ */
+const TAKE_TIMEOUT_MS = 2_000;
+const RETRY_AFTER_MS = 1_000;
 const QUIET_POLL_MS = 500;
 /** Meta keys of credits let through offline, not yet charged: + key id → {id, amount}. */
 const OFFLINE = 'cluster/credits_offline/';
@@ -210,6 +217,8 @@ export class ClusterCredits {
   }
 
   private async take(keyId: string, cost: number, want: number, pay: boolean, refillAt: number | null): Promise<Take> {
+    // A verification waits on this: PostgreSQL found away a moment ago is not waited for again.
+    if (this.pg.failedWithin(RETRY_AFTER_MS)) throw new PostgresUnavailable(`PostgreSQL is unreachable: ${this.pg.lastError}`);
     const [row] = await this.pg.query<TakeRow>('SELECT * FROM kw_credits_take($1, $2, $3, $4, $5, $6, $7, $8)', [
       this.node,
       Buffer.from(keyId),
@@ -219,7 +228,7 @@ export class ClusterCredits {
       refillAt,
       Date.now(),
       this.options.leaseTtlMs,
-    ]);
+    ], TAKE_TIMEOUT_MS);
     if (row === undefined) throw new Error('kw_credits_take returned no row');
     return takeOf(row);
   }

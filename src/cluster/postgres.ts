@@ -16,7 +16,7 @@ function unreachable(err: unknown): boolean {
   if (/^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|EAI_AGAIN)$/.test(code)) return true;
   if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return true;
   const message = err instanceof Error ? err.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED/i.test(message);
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connect ECONNREFUSED|Query read timeout/i.test(message);
 }
 
 export class Postgres {
@@ -25,13 +25,16 @@ export class Postgres {
   healthy = true;
   /** Why it could not be reached, last time it could not. */
   lastError = '';
+  /** When it last could not be reached (performance.now() ms). */
+  private failedAt = -Infinity;
 
   constructor(
     readonly url: string,
     private readonly log: Logger,
     poolSize = 4,
   ) {
-    this.pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 2_000, idleTimeoutMillis: 30_000, application_name: 'keyward' });
+    // keepAlive: a peer that vanished (no RST) is found by the kernel, not only by a timeout.
+    this.pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 2_000, idleTimeoutMillis: 30_000, keepAlive: true, application_name: 'keyward' });
     // An idle client's connection broke (the server restarted): the pool drops it.
     this.pool.on('error', (err) => this.failed(err));
   }
@@ -40,6 +43,12 @@ export class Postgres {
     if (this.healthy) this.log.warn('PostgreSQL is unreachable', { error: (err as Error).message });
     this.healthy = false;
     this.lastError = (err as Error).message;
+    this.failedAt = performance.now();
+  }
+
+  /** Whether it could not be reached within the last `ms` (and has not been reached since). */
+  failedWithin(ms: number): boolean {
+    return !this.healthy && performance.now() - this.failedAt < ms;
   }
 
   private reached(): void {
@@ -54,9 +63,16 @@ export class Postgres {
     return new PostgresUnavailable(`PostgreSQL is unreachable: ${(err as Error).message}`);
   }
 
-  async query<R = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<R[]> {
+  /**
+   * One statement on a connection of the pool. With `timeoutMs`, one that has not answered by
+   * then fails as unreachable (a server that stopped answering, a peer gone without a reset)
+   * and its connection is dropped: what a request waits on has a bound besides the connect's.
+   */
+  async query<R = Record<string, unknown>>(sql: string, params: unknown[] = [], timeoutMs?: number): Promise<R[]> {
     try {
-      const res = await this.pool.query(sql, params);
+      // node-postgres takes query_timeout per query; its types do not say so.
+      const config: pg.QueryConfig & { query_timeout?: number } = timeoutMs === undefined ? { text: sql, values: params } : { text: sql, values: params, query_timeout: timeoutMs };
+      const res = await this.pool.query(config);
       this.reached();
       return res.rows as R[];
     } catch (err) {

@@ -13,6 +13,9 @@ describe('loadConfig', () => {
     expect(c.analytics).toMatchObject({ region: 'local', retentionDays: 30 });
     expect(loadConfig({ KEYWARD_ANALYTICS: 'off' }).analytics).toBeUndefined();
     expect(() => loadConfig({ KEYWARD_ANALYTICS: 'maybe' })).toThrow(ConfigError);
+    // Off, its other settings are still checked: a bad value is not left to bite when it is turned on.
+    expect(() => loadConfig({ KEYWARD_ANALYTICS: 'off', KEYWARD_ANALYTICS_RETENTION_DAYS: '0' })).toThrow(/KEYWARD_ANALYTICS_RETENTION_DAYS/);
+    expect(() => loadConfig({ KEYWARD_ANALYTICS: 'off', KEYWARD_REGION: 'a_b_c!' })).toThrow(/KEYWARD_REGION/);
     expect(c.analytics?.priority).toBe('idle');
     expect(loadConfig({ KEYWARD_ANALYTICS_PRIORITY: 'normal' }).analytics?.priority).toBe('normal');
     expect(() => loadConfig({ KEYWARD_ANALYTICS_PRIORITY: 'high' })).toThrow(/KEYWARD_ANALYTICS_PRIORITY/);

@@ -149,6 +149,25 @@ describe('credits on three nodes', () => {
     for (const n of cluster.nodes) await eventually(async () => (expectOk(await call(n, 'keys.verifyKey', { key })) as Data).valid === true);
   });
 
+  it('PostgreSQL that stops answering (its processes stopped, connections open): a verification that needs a lease is answered within the lease timeout, as KEYWARD_CLUSTER_CREDITS_OFFLINE says, the next ones at once; leases are taken again once it answers', async () => {
+    const created = expectOk(await call(cluster.nodes[0] as Server, 'keys.createKey', { apiId, credits: { remaining: 100 } })) as { key: string; keyId: string };
+    const node = cluster.nodes[2] as Server;
+    // Replicated to the node (read, not verified: the node holds no lease of it).
+    await eventually(async () => (await call(node, 'keys.getKey', { keyId: created.keyId })).status === 200);
+    cluster.pg.pause(true);
+    try {
+      for (const withinMs of [3_500, 500]) {
+        const started = Date.now();
+        const res = await call(node, 'keys.verifyKey', { key: created.key });
+        expect((expectOk(res) as Data).code).toBe('USAGE_EXCEEDED');
+        expect(Date.now() - started).toBeLessThan(withinMs);
+      }
+    } finally {
+      cluster.pg.pause(false);
+    }
+    await eventually(async () => (expectOk(await call(node, 'keys.verifyKey', { key: created.key })) as Data).valid === true, 10_000);
+  }, 30_000);
+
   // Last: it stops PostgreSQL.
   it('PostgreSQL away: leases are spent, then `refuse` answers USAGE_EXCEEDED and `allow` lets the allowance through, charged once it is back', async () => {
     const allow = await cluster.node('node-allow', { env: { KEYWARD_CLUSTER_CREDITS_OFFLINE: 'allow', KEYWARD_CLUSTER_CREDITS_OFFLINE_ALLOWANCE: '5' } });
