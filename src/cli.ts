@@ -23,7 +23,7 @@ import { importFile, readHeader } from './store/import.js';
 import { fileURLToPath } from 'node:url';
 
 const USAGE = `usage: keyward <command> [--data-dir DIR]
-  serve [--host H] [--port P] [--durability process|disk] [--threads N]
+  serve [--host H] [--port P] [--durability process|disk] [--threads N] [--log-level L]
   workspaces create                      prints {"workspaceId"}
   workspaces list
   root-keys create --workspace <id> --permission <p> [--permission <p>]...
@@ -34,12 +34,10 @@ const USAGE = `usage: keyward <command> [--data-dir DIR]
                                          prints {"migrationId","workspaceId","algorithm"}; name:
                                          ${MIGRATION_ALGORITHMS.join(' | ')}
   migrations list [--workspace <id>]
-  backup <dir>                           a consistent, compacted copy of the store, taken while
-                                         (the server serves); prints its manifest
+  backup <dir>                           a consistent, compacted copy of the store, taken as it serves; prints its manifest
   restore <backup> [--force]             the backup as the store of --data-dir
                                          (a non-empty one only with --force; stop the server first)
-  check                                  walks the whole store, pages and records;
-                                         (exits 1 on damage)
+  check                                  walks the whole store, pages and records, and a backup's manifest; exits 1 on damage
   export [--workspace <id>]              every record (or one workspace's) of one consistent state
                                          as JSON lines on stdout; its counts on stderr
   import <file>                          loads an export (records there already are skipped);
@@ -342,7 +340,7 @@ export async function main(argv: string[]): Promise<number> {
   if (group === 'cluster' && action === 'seed') {
     noMoreArguments(args);
     const config = loadConfig();
-    if (config.postgresUrl === undefined) throw new UsageError('cluster seed needs KEYWARD_POSTGRES_URL (the cluster to load the store into)');
+    if (config.postgresUrl === undefined) throw new Error('cluster seed needs KEYWARD_POSTGRES_URL (the cluster to load the store into)');
     refuseBackup(config.dataDir);
     native.open(config.dataDir, false, 0, config.initialMapBytes, config.writeMap);
     const pg = new Postgres(config.postgresUrl, createLogger('warn'));

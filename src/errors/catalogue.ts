@@ -16,7 +16,7 @@ export interface CatalogueEntry {
 export const CATALOGUE = {
   invalid_input: { status: 400, title: 'Bad Request', category: 'application', when: 'The request body does not match the procedure\'s schema (a wrong type, a value out of bounds, a missing or unknown field). `errors` lists each problem.' },
   malformed_json: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'The request body is empty, not valid UTF-8 JSON, or nested more than 64 levels deep.' },
-  invalid_cursor: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'A pagination cursor was not produced by this server for this list.' },
+  invalid_cursor: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'A pagination cursor that does not belong to this list: malformed, or from another list (another workspace, API, namespace or filter).' },
   permissions_query_syntax_error: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'The permission query of keys.verifyKey is not valid syntax.' },
   invalid_analytics_query: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'The analytics query does not parse, or uses SQL keyward does not run (ClickHouse-only syntax such as LIMIT … BY or a WITH FILL inside a subquery, SAMPLE, PIVOT, recursive CTEs, parameters); `detail` names it.' },
   invalid_analytics_query_type: { status: 400, title: 'Bad Request', category: 'bad_request', when: 'The analytics query is not exactly one SELECT (INSERT, UPDATE, ATTACH, COPY, PRAGMA, SET, DESCRIBE, several statements, …).' },
