@@ -17,8 +17,13 @@ export interface Bootstrapped {
 export type NotBootstrapped = 'ok' | 'no_root_key' | 'configured_key_unknown';
 
 /** Bootstraps an empty store, inside the caller's transaction (it may run more than once). */
+/** Whether the store was bootstrapped (or holds a workspace): bootstrap then only reads. */
+export function isBootstrapped(): boolean {
+  return getText('meta', META_BOOTSTRAPPED) !== undefined || scanPrefix('workspaces', '', undefined, 1).length > 0;
+}
+
 export function bootstrap(configuredKey: string | undefined, nowMs: number): Bootstrapped | NotBootstrapped {
-  if (getText('meta', META_BOOTSTRAPPED) !== undefined || scanPrefix('workspaces', '', undefined, 1).length > 0) {
+  if (isBootstrapped()) {
     if (scanPrefix('root_keys', '', undefined, 1).length === 0) return 'no_root_key';
     if (configuredKey !== undefined && findRootKeyByHash(hashRootKey(configuredKey)) === undefined) return 'configured_key_unknown';
     return 'ok';

@@ -6,7 +6,8 @@ import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { ConfigError, hostUrl, loadConfig, type Config } from './config.js';
 import { native } from './engine/native.js';
-import { bootstrap } from './bootstrap.js';
+import { bootstrap, isBootstrapped } from './bootstrap.js';
+import { PostgresUnavailable } from './cluster/postgres.js';
 import { createLogger, type Logger } from './log.js';
 import { newMetrics, openStore, serveThread, startCluster, threadServices } from './serve.js';
 import { startHeartbeat } from './cluster/node.js';
@@ -121,7 +122,11 @@ async function serveWith(config: Config, log: Logger, descriptorsLimit: number, 
   try {
     await startCluster(cluster);
     // What a crash left of this node's leases goes back (exactly: grants and returns are totals).
-    const leases = await cluster?.credits.giveBackAll();
+    // With PostgreSQL away (a node started from its replica) they stay this node's, spent on as before.
+    const leases = await cluster?.credits.giveBackAll().catch((err: unknown) => {
+      if (!(err instanceof PostgresUnavailable)) throw err;
+      return 0;
+    });
     if (leases !== undefined && leases > 0) log.info('gave back the leases of credits this node held when it stopped', { keys: leases });
   } catch (err) {
     await cluster?.pg.close();
@@ -129,7 +134,8 @@ async function serveWith(config: Config, log: Logger, descriptorsLimit: number, 
   }
   // In cluster mode the first node bootstraps the cluster, once (PostgreSQL refuses the
   // others' bootstraps as stale, and they find it done).
-  const boot = cluster === undefined ? direct.transact(() => bootstrap(config.rootKey, Date.now())) : await services.writer.transact(() => bootstrap(config.rootKey, Date.now()));
+  // A replica bootstrapped already only reads (bootstrap writes nothing then): no need of PostgreSQL for it.
+  const boot = cluster === undefined || isBootstrapped() ? direct.transact(() => bootstrap(config.rootKey, Date.now())) : await services.writer.transact(() => bootstrap(config.rootKey, Date.now()));
   if (boot === 'no_root_key') {
     log.warn('the store has no root key, so every procedure answers 401: create one with keyward root-keys create --workspace <id> --permission <p>');
   } else if (boot === 'configured_key_unknown') {

@@ -20,6 +20,7 @@ import { newRequestId } from './rpc/requestId.js';
 import { ROUTES } from './rpc/routes.js';
 import { gatedWriter, settled } from './store/db.js';
 import { clusterMetrics, prepareCluster, startCounting, threadCluster, type ThreadCluster } from './cluster/node.js';
+import { PostgresUnavailable } from './cluster/postgres.js';
 import { BackgroundJobs } from './workers/jobs.js';
 import type { AnalyticsClient } from './analytics/host.js';
 
@@ -65,8 +66,13 @@ export function threadServices(config: Config, log: Logger, pool: boolean, analy
  */
 export async function startCluster(cluster: ThreadCluster | undefined): Promise<void> {
   if (cluster === undefined) return;
-  await prepareCluster(cluster);
-  await cluster.replica.start();
+  try {
+    await prepareCluster(cluster);
+    await cluster.replica.start();
+  } catch (err) {
+    // PostgreSQL away: a node with a replica serves from it (docs/cluster.md), one without cannot start.
+    if (!(err instanceof PostgresUnavailable) || !cluster.replica.startFromStore()) throw err;
+  }
   await startCounting(cluster);
 }
 

@@ -50,6 +50,8 @@ export class Replica {
   private stopped = false;
   /** PostgreSQL's log head went below this node's place: the next catch-up starts from a snapshot. */
   private behind = false;
+  /** Started from this store with PostgreSQL away (startFromStore): the store's place is checked against the cluster at the first tick that reaches it. */
+  private unchecked = false;
 
   constructor(
     private readonly pg: Postgres,
@@ -73,6 +75,22 @@ export class Replica {
     await this.catchUp();
     await this.listen().catch(() => undefined);
     this.schedule();
+  }
+
+  /**
+   * PostgreSQL away at start: serves from this store as it is, when it is a replica of a
+   * cluster (its place in the log known), and tries PostgreSQL at every poll; once it answers,
+   * the store's place is checked (start) and the log applied from there. False when this
+   * store is no replica: there is nothing to serve from.
+   */
+  startFromStore(): boolean {
+    const applied = getNumber('meta', APPLIED);
+    if (getText('meta', CLUSTER_ID) === undefined || applied === undefined) return false;
+    this.applied = applied;
+    this.unchecked = true;
+    this.log.warn('PostgreSQL is unreachable: serving from this node\'s replica as it is (verifications, limits and reads; writes answer 503) until it is back', { applied });
+    this.schedule();
+    return true;
   }
 
   /** Catches up once (for a CLI run): no listening, no polling. */
@@ -113,6 +131,11 @@ export class Replica {
 
   private async tick(): Promise<void> {
     try {
+      if (this.unchecked) {
+        await this.prepare();
+        this.unchecked = false;
+        this.log.info('PostgreSQL is reachable: the replica catches up', { applied: this.applied });
+      }
       if (this.unlisten === undefined) await this.listen();
       const rows = await this.pg.query<{ seq: string }>('SELECT seq FROM kw_head');
       const head = Number(rows[0]?.seq ?? 0);

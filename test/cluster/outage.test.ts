@@ -61,6 +61,33 @@ describe('PostgreSQL stopped and started under verification load', () => {
   });
 });
 
+describe('a node restarted while PostgreSQL is away', () => {
+  it('serves from its replica (verifications, reads; writes 503), and catches up once PostgreSQL is back; a node without a replica cannot start', async () => {
+    const small = await startCluster(2);
+    try {
+      const [a, b] = small.nodes as [Server, Server];
+      const apiId = (expectOk(await call(a, 'apis.createApi', { name: 'restarted' })) as { apiId: string }).apiId;
+      const before = expectOk(await call(a, 'keys.createKey', { apiId })) as { key: string; keyId: string };
+      await eventually(async () => (expectOk(await call(b, 'keys.verifyKey', { key: before.key })) as { valid: boolean }).valid);
+      await b.stop();
+      small.pg.kill();
+      const back = await small.node('node-1', { dataDir: b.dataDir });
+      expect((expectOk(await call(back, 'keys.verifyKey', { key: before.key })) as { valid: boolean }).valid).toBe(true);
+      expectOk(await call(back, 'keys.getKey', { keyId: before.keyId }));
+      expectError(await call(back, 'keys.createKey', { apiId }), 503, 'postgres_unavailable');
+      expect(back.output().stderr).toContain('serving from this node');
+      // An empty data dir has nothing to serve from.
+      await expect(small.node('node-new')).rejects.toThrow(/PostgreSQL is unreachable/);
+      small.pg.start();
+      const after = expectOk(await call(a, 'keys.createKey', { apiId })) as { key: string };
+      await eventually(async () => (expectOk(await call(back, 'keys.verifyKey', { key: after.key })) as { valid: boolean }).valid, 10_000);
+      expectOk(await call(back, 'keys.createKey', { apiId }));
+    } finally {
+      small.pg.stop();
+    }
+  });
+});
+
 describe('a node that was down longer than the log reaches', () => {
   it('loads a snapshot when it comes back and serves every key, also the ones made while it was away', async () => {
     const small = await startCluster(2, { KEYWARD_CLUSTER_LOG_KEEP: '5' });
