@@ -109,6 +109,11 @@ export async function startAnalytics(settings: AnalyticsSettings, log: Logger): 
     worker.on('message', onMessage);
     worker.once('error', (err) => {
       const file = join(settings.dataDir, DATABASE_FILE);
+      // DuckDB's database is one process's: another keyward serving this data dir holds it.
+      if (/Could not set lock|Conflicting lock/i.test(err.message)) {
+        reject(new Error(`the analytics database ${file} is held by another process (another keyward serving this data dir?): ${err.message}\nSeveral servers may share a data dir, but only one of them records analytics: start the others with KEYWARD_ANALYTICS=off.`));
+        return;
+      }
       reject(new Error(`the analytics database ${file} could not be opened: ${err.message}\nThe keys' store is not affected. To serve again: move ${file} (and ${file}.wal, if there is one) out of the data dir and start with a new, empty analytics database (the events in the moved file stay readable with DuckDB), or start with KEYWARD_ANALYTICS=off.`));
     });
   });

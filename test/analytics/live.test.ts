@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Unkey } from '@unkey/api';
 import { describe, expect, it } from 'vitest';
 import { liveServer } from '../helpers/live.js';
-import { call, cli, createApi, expectError, expectOk, foreignRootKey, get, rootKeyWith, startServer, type Server } from '../helpers/server.js';
+import { call, createApi, expectError, expectOk, foreignRootKey, get, rootKeyWith, startServer, type Server } from '../helpers/server.js';
 
 const ON = { KEYWARD_ANALYTICS: 'on' };
 const srv = liveServer({ env: ON });
@@ -174,13 +174,24 @@ describe('analytics, lifecycle', () => {
     const bytes = readFileSync(file);
     bytes.fill(7, 0, 4096);
     writeFileSync(file, bytes);
-    const refused = await cli(['serve'], server.dataDir, { ...ON, KEYWARD_PORT: '0' });
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(`the analytics database ${file} could not be opened`);
-    expect(refused.stderr).toContain('KEYWARD_ANALYTICS=off');
+    const refused = startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env: ON });
+    await expect(refused).rejects.toThrow(/exited early with code 1[\s\S]*could not be opened: IO Error[\s\S]*KEYWARD_ANALYTICS=off/);
+    await expect(refused).rejects.toThrow(file);
     const off = await startServer({ dataDir: server.dataDir, rootKey: server.rootKey, env: { KEYWARD_ANALYTICS: 'off' } });
     expect((await call(off, 'keys.verifyKey', { key: k.key })).json.data.valid).toBe(true);
     await off.stop();
+  });
+
+  it('a second server on the data dir with analytics on stops at start, naming KEYWARD_ANALYTICS=off; with it off, it serves', async () => {
+    const first = await startServer({ env: ON });
+    const apiId = await createApi(first);
+    const k = await key(first, apiId);
+    const second = startServer({ dataDir: first.dataDir, rootKey: first.rootKey, env: ON });
+    await expect(second).rejects.toThrow(/exited early with code 1[\s\S]*held by another process[\s\S]*KEYWARD_ANALYTICS=off/);
+    const off = await startServer({ dataDir: first.dataDir, rootKey: first.rootKey, env: { KEYWARD_ANALYTICS: 'off' } });
+    expect((await call(off, 'keys.verifyKey', { key: k.key })).json.data.valid).toBe(true);
+    await off.stop();
+    await first.stop();
   });
 
   it('a burst beyond the buffer drops events and counts them, never holding more than the buffer', async () => {
