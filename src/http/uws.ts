@@ -305,8 +305,9 @@ class Listener {
     if (this.closed) return;
     let free = 0;
     try {
-      // Paused: room for the reserve to be taken again, and RESUME_FREE more below the threshold.
-      free = nthFreeDescriptor(this.token === undefined ? RESUME_FREE + this.reserveSize : 1);
+      // Paused: room for every thread's reserve to be taken again, and RESUME_FREE more below
+      // the threshold (a thread that resumed on the others' reserves would leave the process none).
+      free = nthFreeDescriptor(this.token === undefined ? RESUME_FREE + this.reserveSize * this.deps.config.threads : 1);
     } catch (err) {
       // Taken as plenty free: accepting goes on (or resumes), as it would without the watch.
       if (!this.blind) this.deps.log.warn('cannot look at free descriptors (opening /dev/null failed): accepting does not pause when they run short', { error: (err as Error).message });
