@@ -16,7 +16,7 @@ import { seedCluster } from './cluster/seed.js';
 import { createLogger } from './log.js';
 import { spawn } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
-import { BackupError, isBackup, refuseBackup, restoreBackup, takeBackup, verifyBackup, withBackupCopy } from './store/backup.js';
+import { BackupError, isBackup, refuseBackup, restoreBackup, takeBackup, verifyManifest, withBackupCopy } from './store/backup.js';
 import { checkPages, checkRecords, hasStore, lostStoreProblem, unreadableStoreProblem, type RecordsReport } from './store/integrity.js';
 import { exportSnapshot } from './store/export.js';
 import { importFile, readHeader } from './store/import.js';
@@ -279,12 +279,12 @@ export async function main(argv: string[]): Promise<number> {
     const config = loadConfig();
     requireStore(config.dataDir);
     const started = performance.now();
-    // A backup is checked as restore checks it (its manifest), and its records on a copy: opening a store writes to it.
+    // A backup is checked as restore checks it (its manifest; its pages below), and its records on a copy: opening a store writes to it.
     const backup = isBackup(config.dataDir);
     const manifestProblems: string[] = [];
     if (backup) {
       try {
-        verifyBackup(config.dataDir);
+        verifyManifest(config.dataDir);
       } catch (err) {
         if (!(err instanceof BackupError)) throw err;
         manifestProblems.push(err.message);
