@@ -399,26 +399,35 @@ const fn holds_byte(w: u64, b: u8) -> u64 {
     x.wrapping_sub(ONES) & !x & (ONES << 7)
 }
 
-/// Calls `f` with each member of the object `obj` (its name as written, without quotes, and
-/// its value's text); None unless `obj` is that one object (white space around it aside).
-fn members<'a>(obj: &'a [u8], mut f: impl FnMut(&'a [u8], &'a [u8])) -> Option<()> {
-    let mut s = Scan { b: obj, i: 0 };
-    (s.next()? == b'{').then_some(())?;
-    if s.peek()? != b'}' {
+/// Reads the object or array `text` (between `open` and `close`), each of its items by `item`
+/// from where it starts; None unless `text` is that one value (white space around it aside).
+fn items<'a>(text: &'a [u8], open: u8, close: u8, mut item: impl FnMut(&mut Scan<'a>) -> Option<()>) -> Option<()> {
+    let mut s = Scan { b: text, i: 0 };
+    (s.next()? == open).then_some(())?;
+    if s.peek()? == close {
+        s.i += 1;
+    } else {
         loop {
-            let name = s.name()?;
-            f(name, s.value()?);
+            item(&mut s)?;
             match s.next()? {
                 b',' => {}
-                b'}' => break,
+                c if c == close => break,
                 _ => return None,
             }
         }
-    } else {
-        s.i += 1;
     }
     s.ws();
-    (s.i == obj.len()).then_some(())
+    (s.i == text.len()).then_some(())
+}
+
+/// Calls `f` with each member of the object `obj` (its name as written, without quotes, and
+/// its value's text); None unless `obj` is that one object.
+fn members<'a>(obj: &'a [u8], mut f: impl FnMut(&'a [u8], &'a [u8])) -> Option<()> {
+    items(obj, b'{', b'}', |s| {
+        let name = s.name()?;
+        f(name, s.value()?);
+        Some(())
+    })
 }
 
 /// The value of the member `last` of the object `obj`, cut as the text from after `"last":` up
@@ -452,22 +461,10 @@ fn member<'a>(obj: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
 
 /// Calls `f` with each element of the array `arr`; None unless `arr` is that one array.
 fn elements<'a>(arr: &'a [u8], mut f: impl FnMut(&'a [u8])) -> Option<()> {
-    let mut s = Scan { b: arr, i: 0 };
-    (s.next()? == b'[').then_some(())?;
-    if s.peek()? != b']' {
-        loop {
-            f(s.value()?);
-            match s.next()? {
-                b',' => {}
-                b']' => break,
-                _ => return None,
-            }
-        }
-    } else {
-        s.i += 1;
-    }
-    s.ws();
-    (s.i == arr.len()).then_some(())
+    items(arr, b'[', b']', |s| {
+        f(s.value()?);
+        Some(())
+    })
 }
 
 /// An integer (a number with a fraction or an exponent is cut to one).

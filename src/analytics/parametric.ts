@@ -52,21 +52,27 @@ const spaceAfter = (text: string, i: number): number => {
   return i;
 };
 
-/** `query` with every f(levels)(args) of the quantile family written f(args, levels). */
-export function unparametric(query: string): string {
+/**
+ * `query` with its text outside strings, quoted names and comments rewritten where `at` says:
+ * at position i, the text to write and the position to go on from; undefined keeps the
+ * character as it is.
+ */
+function rewriteOutsideQuoted(query: string, at: (i: number) => [text: string, next: number] | undefined): string {
   let out = '';
   for (let i = 0; i < query.length; ) {
     const skipped = skipQuoted(query, i);
-    if (skipped !== i) {
-      out += query.slice(i, skipped);
-      i = skipped;
-      continue;
-    }
-    if (!isNameChar(query[i]) || isNameChar(query[i - 1])) {
-      out += query[i];
-      i++;
-      continue;
-    }
+    const rewritten: [string, number] | undefined = skipped !== i ? [query.slice(i, skipped), skipped] : at(i);
+    const [text, next] = rewritten ?? [query[i] as string, i + 1];
+    out += text;
+    i = next;
+  }
+  return out;
+}
+
+/** `query` with every f(levels)(args) of the quantile family written f(args, levels). */
+export function unparametric(query: string): string {
+  return rewriteOutsideQuoted(query, (i) => {
+    if (!isNameChar(query[i]) || isNameChar(query[i - 1])) return undefined;
     let end = i;
     while (isNameChar(query[end])) end++;
     const name = query.slice(i, end);
@@ -74,15 +80,9 @@ export function unparametric(query: string): string {
     const close1 = PARAMETRIC.has(name.toLowerCase()) && query[open1] === '(' && query[i - 1] !== '.' ? closing(query, open1) : -1;
     const open2 = close1 < 0 ? -1 : spaceAfter(query, close1 + 1);
     const close2 = open2 >= 0 && query[open2] === '(' ? closing(query, open2) : -1;
-    if (close2 < 0) {
-      out += name;
-      i = end;
-      continue;
-    }
-    out += `${name}(${unparametric(query.slice(open2 + 1, close2))}, ${query.slice(open1 + 1, close1)})`;
-    i = close2 + 1;
-  }
-  return out;
+    if (close2 < 0) return [name, end];
+    return [`${name}(${unparametric(query.slice(open2 + 1, close2))}, ${query.slice(open1 + 1, close1)})`, close2 + 1];
+  });
 }
 
 /**
@@ -92,19 +92,8 @@ export function unparametric(query: string): string {
  * parser's error names it).
  */
 export function backtickNames(query: string): string {
-  let out = '';
-  for (let i = 0; i < query.length; ) {
-    const skipped = skipQuoted(query, i);
-    if (skipped !== i) {
-      out += query.slice(i, skipped);
-      i = skipped;
-      continue;
-    }
-    if (query[i] !== '`') {
-      out += query[i];
-      i++;
-      continue;
-    }
+  return rewriteOutsideQuoted(query, (i) => {
+    if (query[i] !== '`') return undefined;
     let name = '';
     let j = i + 1;
     for (; j < query.length; j++) {
@@ -112,9 +101,7 @@ export function backtickNames(query: string): string {
       else if (query[j + 1] === '`') name += query[j++];
       else break;
     }
-    if (j >= query.length) return out + query.slice(i);
-    out += `"${name.replaceAll('"', '""')}"`;
-    i = j + 1;
-  }
-  return out;
+    if (j >= query.length) return [query.slice(i), query.length];
+    return [`"${name.replaceAll('"', '""')}"`, j + 1];
+  });
 }
