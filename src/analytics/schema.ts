@@ -112,16 +112,28 @@ export const CONNECTION_DDL: readonly string[] = [
   "CREATE OR REPLACE TEMP MACRO kw_quantiles(states, levels) AS list_aggregate(kw_pooled(flatten(list(states)), sum(list_sum(list_transform(states, s -> s.n))), sum(len(states))), 'quantile_cont', levels)",
 ];
 
+/**
+ * How DuckDB compresses some of the raw tables' text columns when it writes rows into the
+ * database file (a checkpoint), rather than choosing by trying each method on every segment,
+ * a trial that cost up to 0.2 µs of CPU per event for these columns (bench/HISTORY.md,
+ * 2026-11-29, night), for a file no smaller: values a batch holds few of (a workspace's, an API's,
+ * a namespace's ids, outcomes, the region) in a dictionary, request ids (each its own) as
+ * text (FSST). Columns whose values may be few or many (keys, identities, identifiers) are
+ * left to DuckDB's choice. Tables created before keep DuckDB's choice for every column.
+ */
+const FEW = 'VARCHAR USING COMPRESSION dictionary NOT NULL';
+const EACH_ITS_OWN = 'VARCHAR USING COMPRESSION fsst NOT NULL';
+
 /** The DDL of the stored tables (idempotent). `time` of raw events is Unix milliseconds, as Unkey's. */
 export const STORED_DDL: readonly string[] = [
   `CREATE TABLE IF NOT EXISTS verifications (
-    request_id VARCHAR NOT NULL, time BIGINT NOT NULL, workspace_id VARCHAR NOT NULL, key_space_id VARCHAR NOT NULL,
-    external_id VARCHAR NOT NULL, key_id VARCHAR NOT NULL, outcome VARCHAR NOT NULL, region VARCHAR NOT NULL,
-    source VARCHAR NOT NULL, app_id VARCHAR NOT NULL, tags VARCHAR[] NOT NULL, spent_credits BIGINT NOT NULL)`,
+    request_id ${EACH_ITS_OWN}, time BIGINT NOT NULL, workspace_id ${FEW}, key_space_id ${FEW},
+    external_id VARCHAR NOT NULL, key_id VARCHAR NOT NULL, outcome ${FEW}, region ${FEW},
+    source ${FEW}, app_id ${FEW}, tags VARCHAR[] NOT NULL, spent_credits BIGINT NOT NULL)`,
   `CREATE TABLE IF NOT EXISTS ratelimits (
-    request_id VARCHAR NOT NULL, time BIGINT NOT NULL, workspace_id VARCHAR NOT NULL, namespace_id VARCHAR NOT NULL,
-    namespace_name VARCHAR NOT NULL, identifier VARCHAR NOT NULL, passed BOOLEAN NOT NULL, latency DOUBLE NOT NULL,
-    override_id VARCHAR NOT NULL, "limit" BIGINT NOT NULL, remaining BIGINT NOT NULL, reset_at BIGINT NOT NULL, tokens BIGINT NOT NULL)`,
+    request_id ${EACH_ITS_OWN}, time BIGINT NOT NULL, workspace_id ${FEW}, namespace_id ${FEW},
+    namespace_name ${FEW}, identifier VARCHAR NOT NULL, passed BOOLEAN NOT NULL, latency DOUBLE NOT NULL,
+    override_id ${FEW}, "limit" BIGINT NOT NULL, remaining BIGINT NOT NULL, reset_at BIGINT NOT NULL, tokens BIGINT NOT NULL)`,
   ...GRAINS.map(
     (g) => `CREATE TABLE IF NOT EXISTS verifications_rollup_${g} (
     time ${timeType(g)} NOT NULL, workspace_id VARCHAR NOT NULL, key_space_id VARCHAR NOT NULL,

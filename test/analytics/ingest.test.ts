@@ -1,13 +1,15 @@
 // The analytics database's ingestion (src/analytics/database.ts over native/src/event_rows.rs):
 // event lines as the engine buffers them become raw rows and rollups with every value as it
 // was, whatever characters identifiers and tags hold; lines that are not events are counted.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBTimestampValue } from '@duckdb/node-api';
 import { AnalyticsDatabase, DATABASE_FILE, jsonValue } from '../../src/analytics/database.js';
 import { GRAINS, LATENCY_POINTS, publicSelect } from '../../src/analytics/schema.js';
+import { native } from '../../src/engine/native.js';
 
 let dir = '';
 let db: AnalyticsDatabase;
@@ -132,8 +134,74 @@ describe('analytics ingestion', () => {
     expect(jsonValue(new DuckDBTimestampValue(9_223_372_036_854_775_807n))).toBe('infinity');
   });
 
+  it('a batch DuckDB refuses writes none of its rows, and the next batch of the same shape is written', async () => {
+    const limit = (request: string, limitField: string): string => line(2, request, 'ns_9', { namespace: 'n', identifier: 'u', limit: 1, duration: 1000 }, { success: true, limit: 1, remaining: 0, reset: T + 1000 }).replace('"limit":1,"remaining"', `"limit":${limitField},"remaining"`);
+    const refused = native.eventsRows(Buffer.from(`${limit('req_refused_1', '1')}\n`));
+    // A value no BIGINT holds (the engine never writes one): the whole batch is refused.
+    refused.ratelimits.columns[9] = '99999999999999999999999';
+    await expect(db.ingestRows(refused)).rejects.toThrow(/BIGINT|INT64|out of range|Conversion/i);
+    expect(await db.ingest(Buffer.from(`${limit('req_after_1', '2')}\n`))).toEqual({ written: 1, unread: 0 });
+    expect(await rows(`SELECT request_id, "limit" FROM ratelimits WHERE namespace_id = 'ns_9' ORDER BY request_id`)).toEqual([{ request_id: 'req_after_1', limit: 2 }]);
+  });
+
   it('an empty batch, or one of nothing but damaged lines, writes nothing', async () => {
     expect(await db.ingest(Buffer.alloc(0))).toEqual({ written: 0, unread: 0 });
     expect(await db.ingest(Buffer.from('{"k":1,"t":1,"b":{"tags":[\n{}\n\n'))).toEqual({ written: 0, unread: 2 });
+  });
+});
+
+describe('analytics ingestion, killed', () => {
+  it('after a kill -9, the next open replays DuckDB\'s log (the tables\' DDL and the batches) and finds every row; the raw text columns keep their compression', async () => {
+    const crashDir = mkdtempSync(join(tmpdir(), 'keyward-ingest-kill-'));
+    try {
+      const path = join(crashDir, DATABASE_FILE);
+      const lines: string[] = [];
+      for (let i = 0; i < 300; i++) {
+        lines.push(line(1, `req_v${i}`, `api_${i % 2}`, { key: 'sk_1' }, { valid: i % 3 !== 0, code: i % 3 === 0 ? 'DISABLED' : 'VALID', keyId: `key_${i % 7}` }, T + i));
+        lines.push(line(2, `req_l${i}`, `ns_${i % 2}`, { namespace: `name_${i % 2}`, identifier: `user_${i}`, limit: 10, duration: 1000 }, { success: i % 2 === 0, limit: 10, remaining: 1, reset: T + 1000 }, T + i));
+      }
+      // A fresh database (its CREATE TABLEs in the log), two batches, then SIGKILL before any checkpoint.
+      const root = resolve(import.meta.dirname, '../..');
+      const child = spawnSync(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const { AnalyticsDatabase } = await import(${JSON.stringify(join(root, 'dist/src/analytics/database.js'))});
+           const db = await AnalyticsDatabase.open(${JSON.stringify(path)}, { memoryLimit: '256MB', threads: 1, region: 'eu-1' });
+           const chunks = [];
+           for await (const chunk of process.stdin) chunks.push(chunk);
+           const lines = Buffer.concat(chunks).toString().split('\\n');
+           for (const half of [lines.slice(0, 300), lines.slice(300)]) await db.ingest(Buffer.from(half.join('\\n') + '\\n'));
+           process.kill(process.pid, 'SIGKILL');`,
+        ],
+        { encoding: 'utf8', input: lines.join('\n') },
+      );
+      expect(child.signal, `${String(child.error)} ${child.stderr}`).toBe('SIGKILL');
+      expect(existsSync(`${path}.wal`), 'the rows are in the log only').toBe(true);
+
+      const again = await AnalyticsDatabase.open(path, { memoryLimit: '256MB', threads: 1, region: 'eu-1' });
+      try {
+        const con = await again.borrow();
+        try {
+          const one = async (sql: string): Promise<unknown[]> => (await con.runAndReadAll(sql)).getRows().map((r) => r.map(jsonValue));
+          expect(await one("SELECT count(*), count(DISTINCT request_id), count(*) FILTER (WHERE outcome = 'VALID') FROM verifications")).toEqual([[300, 300, 200]]);
+          expect(await one('SELECT count(*), count(DISTINCT identifier), count(*) FILTER (WHERE passed) FROM ratelimits')).toEqual([[300, 300, 150]]);
+          await con.run('CHECKPOINT');
+          // As schema.ts declares them: a dictionary for values a batch holds few of, FSST for request ids.
+          const compression = async (table: string, column: string): Promise<unknown[]> => (await one(`SELECT DISTINCT compression FROM pragma_storage_info('${table}') WHERE column_name = '${column}' AND segment_type = 'VARCHAR'`)).flat();
+          expect(await compression('ratelimits', 'namespace_id')).toEqual(['Dictionary']);
+          expect(await compression('ratelimits', 'request_id')).toEqual(['FSST']);
+          expect(await compression('verifications', 'key_space_id')).toEqual(['Dictionary']);
+          expect(await compression('verifications', 'request_id')).toEqual(['FSST']);
+        } finally {
+          again.giveBack(con, false);
+        }
+      } finally {
+        again.close();
+      }
+    } finally {
+      rmSync(crashDir, { recursive: true, force: true });
+    }
   });
 });

@@ -44,13 +44,18 @@ pub fn decision_counts(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Erro
 
 /// eventsRows(lines: Buffer): EventRows (below) of a batch of event lines.
 pub fn events_rows(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
-    rows_value(env, &event_rows::rows(buffer_arg(env, args[0], "lines")?))
+    let rows = event_rows::rows(buffer_arg(env, args[0], "lines")?);
+    let value = rows_value(env, &rows);
+    event_rows::recycle(rows);
+    value
 }
 
 /// eventsTake(): EventRows (below) of every buffered event (the buffer starts again empty).
 pub fn events_take(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     let rows = events::take(event_rows::rows);
-    rows_value(env, &rows)
+    let value = rows_value(env, &rows);
+    event_rows::recycle(rows);
+    value
 }
 
 /// {verifications, ratelimits, unread, minTimeMs}: each table's rows as DuckDB stores them

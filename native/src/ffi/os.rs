@@ -7,6 +7,14 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 
 use libc::{c_int, off_t};
 
+/// Where the first `b` of `hay` is (the C library's memchr, many bytes at a time).
+pub fn memchr(hay: &[u8], b: u8) -> Option<usize> {
+    // SAFETY: memchr reads at most hay.len() bytes from its start, and returns null or a
+    // pointer into them.
+    let at = unsafe { libc::memchr(hay.as_ptr().cast(), c_int::from(b), hay.len()) };
+    (!at.is_null()).then(|| at as usize - hay.as_ptr() as usize)
+}
+
 /// posix_fadvise: `advice` (`libc::POSIX_FADV_*`) for `len` bytes of the file from `offset`
 /// (`len` 0: to its end). Advice only: false when the kernel declined it.
 pub fn fadvise(fd: BorrowedFd<'_>, offset: off_t, len: off_t, advice: c_int) -> bool {
