@@ -11,7 +11,8 @@
 //! `verify` and `limit` (the hot procedures), `body` (their
 //! request readers), `context` (the hot calls' context layout), `window`, `credits`,
 //! `permissions` (pure rules), `groups` (write plans: many checks and writes in one call), `priority` (the analytics threads' priority), `records`/`msgpack` (the stored records' codec), `verified`
-//! (the verification cache), `migrate` (store layout upgrades at open). `ffi` is the only
+//! (the verification cache), `migrate` (store layout upgrades at open), `events`/`event_rows`/`json_read`
+//! (analytics events: recorded, then read into rows). `ffi` is the only
 //! module that calls foreign code (LMDB, the C library, and the Node-API subset it declares
 //! by hand, `ffi::napi`): every `unsafe` of the crate is there.
 
@@ -29,6 +30,7 @@ mod groups;
 mod hash;
 mod hot;
 mod json;
+mod json_read;
 mod limit;
 mod memo;
 mod meta;
