@@ -417,6 +417,16 @@ mod tests {
     }
 
     #[test]
+    fn a_body_naming_its_members_with_escapes_reads_as_the_server_read_it() {
+        let limit = br#"{"k":2,"t":5,"l":1,"w":"w","r":"r1","s":"ns_1","b":{"namespace":"api","identifi\u0065r":"u","limit":5,"duration":1000,"\u0063ost":3},"p":{"data":{"success":true,"limit":5,"remaining":2,"reset":9}}}"#;
+        let verify = br#"{"k":1,"t":6,"l":0,"w":"w","r":"r2","s":"a","b":{"key":"k","t\u0061gs":["x"],"cr\u0065dits":{"\u0063ost":7}},"p":{"data":{"code":"VALID","keyId":"key_1","credits":93}}}"#;
+        let r = rows(&[&limit[..], b"\n", &verify[..], b"\n"].concat());
+        assert_eq!(r.unread, 0);
+        assert_eq!(as_rows(&r.ratelimits), "r1\t5\tw\tns_1\tapi\tu\t1\t1\t\t5\t2\t9\t3\n");
+        assert_eq!(as_rows(&r.verifications), "r2\t6\tw\ta\t\tkey_1\tVALID\t\u{1f}x\t7\n");
+    }
+
+    #[test]
     fn a_line_laid_out_otherwise_reads_the_same_member_by_member() {
         let as_written = br#"{"k":1,"t":1,"l":0,"w":"w","r":"r","s":"a","b":{"key":"k"},"p":{"meta":{"requestId":"r"},"data":{"code":"VALID","keyId":"key_1"}}}"#;
         let reordered = [

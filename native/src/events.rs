@@ -22,6 +22,7 @@
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use crate::ffi::os;
 use crate::json;
 
 pub const VERIFY: u8 = 1;
@@ -77,7 +78,14 @@ pub fn record(e: &Event<'_>) {
         json::string(line, value);
     }
     json::raw(line, ",\"b\":");
+    let body_at = line.len();
     line.extend_from_slice(e.body);
+    // The body's line feeds (white space between its JSON tokens, as a pretty-printed body or a
+    // trailing newline has them: inside a string one is escaped) would cut the line in two;
+    // a space reads the same.
+    while let Some(i) = os::memchr(&line[body_at..], b'\n') {
+        line[body_at + i] = b' ';
+    }
     json::raw(line, ",\"p\":");
     line.extend_from_slice(e.reply);
     json::raw(line, "}\n");
@@ -144,6 +152,7 @@ mod tests {
 
     #[test]
     fn records_json_lines_and_drops_beyond_the_capacity() {
+        // One test: the buffer is the process's.
         set(200);
         drain();
         let (_, dropped_before, _) = counts();
@@ -160,6 +169,10 @@ mod tests {
         record(&Event { kind: MULTI_LIMIT, subject: b"ns_a\nns_b\nns_c", ..event(b"{}") });
         assert_eq!(counts().0, recorded_before + 3, "a multiLimit's limits are one row each");
         drain();
+        // A body's line feeds between its tokens (pretty-printed, a trailing newline) become spaces: still one line.
+        record(&event(b"{\n  \"key\": \"k\",\r\n  \"tags\": [\"a\\nb\"]\n}\n"));
+        let line = "{\"k\":1,\"t\":7,\"l\":3,\"w\":\"ws\",\"r\":\"req\",\"s\":\"a\\nb\",\"b\":{   \"key\": \"k\",\r   \"tags\": [\"a\\nb\"] } ,\"p\":{}}\n";
+        assert_eq!(String::from_utf8(drain()).unwrap(), line);
         set(0);
         record(&event(b"{}"));
         assert!(drain().is_empty(), "off: nothing recorded");

@@ -29,19 +29,22 @@ impl<'a> Scan<'a> {
         self.b.get(self.i).copied()
     }
 
-    /// A member's name and its colon: the name as written, without quotes.
-    fn name(&mut self) -> Option<&'a [u8]> {
+    /// A member's name and its colon: the name's text, its escapes decoded (`"t\u0061gs"` is
+    /// `tags`, as the server read it).
+    fn name(&mut self) -> Option<Cow<'a, [u8]>> {
         self.ws();
         let start = self.i;
-        self.string()?;
-        let name = &self.b[start + 1..self.i - 1];
+        let escaped = self.string()?;
+        let quoted = &self.b[start..self.i];
+        let name = if escaped { decode(quoted)? } else { Cow::Borrowed(&quoted[1..quoted.len() - 1]) };
         (self.next()? == b':').then_some(name)
     }
 
-    /// Skips a string starting at `i` (its opening quote).
-    fn string(&mut self) -> Option<()> {
+    /// Skips a string starting at `i` (its opening quote); whether it holds an escape.
+    fn string(&mut self) -> Option<bool> {
         (self.b.get(self.i) == Some(&b'"')).then_some(())?;
         self.i += 1;
+        let mut escaped = false;
         loop {
             // Most of a line is the text of strings: eight bytes at a time up to a quote or a
             // backslash (the lowest byte holds_byte marks is the first such byte).
@@ -57,9 +60,12 @@ impl<'a> Scan<'a> {
             match *self.b.get(self.i)? {
                 b'"' => {
                     self.i += 1;
-                    return Some(());
+                    return Some(escaped);
                 }
-                b'\\' => self.i += 2,
+                b'\\' => {
+                    escaped = true;
+                    self.i += 2;
+                }
                 _ => self.i += 1,
             }
         }
@@ -70,7 +76,9 @@ impl<'a> Scan<'a> {
         self.ws();
         let start = self.i;
         match *self.b.get(self.i)? {
-            b'"' => self.string()?,
+            b'"' => {
+                self.string()?;
+            }
             b'{' | b'[' => {
                 let mut depth = 0usize;
                 loop {
@@ -134,12 +142,12 @@ fn items<'a>(text: &'a [u8], open: u8, close: u8, mut item: impl FnMut(&mut Scan
     (s.i == text.len()).then_some(())
 }
 
-/// Calls `f` with each member of the object `obj` (its name as written, without quotes, and
-/// its value's text); None unless `obj` is that one object.
-pub fn members<'a>(obj: &'a [u8], mut f: impl FnMut(&'a [u8], &'a [u8])) -> Option<()> {
+/// Calls `f` with each member of the object `obj` (its name's text, and its value's text);
+/// None unless `obj` is that one object.
+pub fn members<'a>(obj: &'a [u8], mut f: impl FnMut(&[u8], &'a [u8])) -> Option<()> {
     items(obj, b'{', b'}', |s| {
         let name = s.name()?;
-        f(name, s.value()?);
+        f(&name, s.value()?);
         Some(())
     })
 }
@@ -149,24 +157,25 @@ pub fn members<'a>(obj: &'a [u8], mut f: impl FnMut(&'a [u8], &'a [u8])) -> Opti
 /// its bytes, and each is read once, by whoever takes it); `f` gets each member before it.
 /// When `last` is not in fact the last member, the text cut is not one value, and reading it
 /// fails (members and elements take only a whole value).
-pub fn last_member<'a>(obj: &'a [u8], last: &[u8], mut f: impl FnMut(&'a [u8], &'a [u8])) -> Option<&'a [u8]> {
+pub fn last_member<'a>(obj: &'a [u8], last: &[u8], mut f: impl FnMut(&[u8], &'a [u8])) -> Option<&'a [u8]> {
     let mut s = Scan { b: obj, i: 0 };
     (s.next()? == b'{').then_some(())?;
     loop {
         let name = s.name()?;
-        if name == last {
+        if *name == *last {
             return obj[s.i..].trim_ascii().strip_suffix(b"}").map(<[u8]>::trim_ascii);
         }
-        f(name, s.value()?);
+        f(&name, s.value()?);
         (s.next()? == b',').then_some(())?;
     }
 }
 
-/// The value of the member `name` of the object `obj`.
+/// The value of the member `name` of the object `obj` (the last, when it names it twice: as
+/// JSON.parse, and so the server, takes it).
 pub fn member<'a>(obj: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
     let mut found = None;
     members(obj, |n, v| {
-        if found.is_none() && n == name {
+        if n == name {
             found = Some(v);
         }
     })?;
@@ -274,6 +283,17 @@ fn hex4(h: &[u8]) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn member_names_are_read_with_their_escapes_decoded_and_the_last_of_a_name_counts() {
+        let obj = br#"{"t\u0061gs":[1],"\u0063ost":2,"a\"b":3,"cost":4,"plain":5}"#;
+        let mut seen = Vec::new();
+        members(obj, |n, v| seen.push((text_of(n), text_of(v)))).unwrap();
+        assert_eq!(seen, [("tags".into(), "[1]".into()), ("cost".into(), "2".into()), ("a\"b".into(), "3".into()), ("cost".into(), "4".into()), ("plain".into(), "5".into())]);
+        assert_eq!(member(obj, b"cost"), Some(&b"4"[..]), "the last of two");
+        assert_eq!(last_member(br#"{"\u006b":1,"\u0070":{"x":2}}"#, b"p", |_, _| {}), Some(&br#"{"x":2}"#[..]));
+        assert_eq!(members(br#"{"bad\q":1}"#, |_, _| {}), None, "a name with an escape JSON has not");
+    }
 
     fn text_of(v: &[u8]) -> String {
         String::from_utf8(v.to_vec()).unwrap()

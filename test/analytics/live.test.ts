@@ -88,6 +88,37 @@ describe('analytics, live', () => {
     }
   });
 
+  it('a body sent pretty-printed, with a trailing newline, or naming its members with escapes is recorded as it was decided', async () => {
+    const failed = async (): Promise<number> => Number(/^keyward_analytics_events_failed_total (\S+)$/m.exec((await get(srv(), '/metrics')).text)?.[1]);
+    const failedBefore = await failed();
+    const ns = `ns_raw_${Date.now()}`;
+    const apiId = await createApi(srv());
+    const k = await key(srv(), apiId, { credits: { remaining: 100 } });
+    await call(srv(), 'ratelimits.limit', { namespace: ns, identifier: 'first', limit: 5, duration: 60_000 });
+    const sent: [string, string][] = [
+      ['ratelimits.limit', `{"namespace":"${ns}","identifier":"trailing","limit":5,"duration":60000}\n`],
+      ['ratelimits.limit', JSON.stringify({ namespace: ns, identifier: 'pretty', limit: 5, duration: 60_000 }, null, 2)],
+      ['ratelimits.limit', `{"namespace":"${ns}",\r\n"identifi\\u0065r":"escaped","limit":5,"duration":60000,"\\u0063ost":3}`],
+      ['keys.verifyKey', `{\n  "key": "${k.key}",\n  "t\\u0061gs": ["a", "b"],\n  "cr\\u0065dits": {"\\u0063ost": 7}\n}\n`],
+    ];
+    const ids: string[] = [];
+    for (const [procedure, rawBody] of sent) {
+      const res = await call(srv(), procedure, undefined, { rawBody });
+      expect(res.status, res.text).toBe(200);
+      ids.push((res.json.meta as { requestId: string }).requestId);
+    }
+    const inIds = ids.map((id) => `'${id}'`).join(', ');
+    const limits = await rowsWhen(srv(), 'analytics.getRatelimits', `SELECT identifier, tokens FROM ratelimits_v1 WHERE request_id IN (${inIds}) ORDER BY identifier`, (r) => r.length >= 3);
+    expect(limits).toEqual([
+      { identifier: 'escaped', tokens: 3 },
+      { identifier: 'pretty', tokens: 1 },
+      { identifier: 'trailing', tokens: 1 },
+    ]);
+    const verifications = await rowsWhen(srv(), 'analytics.getVerifications', `SELECT outcome, tags, spent_credits FROM key_verifications_v1 WHERE request_id IN (${inIds})`, (r) => r.length >= 1);
+    expect(verifications).toEqual([{ outcome: 'VALID', tags: ['a', 'b'], spent_credits: 7 }]);
+    expect(await failed()).toBe(failedBefore);
+  });
+
   it('X-Unkey-Metrics: disabled leaves no event', async () => {
     const apiId = await createApi(srv());
     const k = await key(srv(), apiId);
