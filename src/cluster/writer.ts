@@ -50,6 +50,12 @@ export class ClusterWriter implements AsyncWriter {
   ) {}
 
   async transact<T>(fn: () => T): Promise<T> {
+    // Worked out on a replica that has every change PostgreSQL had committed when the call
+    // came: what another node wrote and answered before it (an API, a role, an identity
+    // deleted; a name freed) is seen here, not only the keys this write changes. Otherwise a
+    // key could be created in an API deleted a moment ago (left without its API, a store no
+    // node would start on again), or a deleted role taken as there.
+    await this.catchUp();
     for (let attempt = 1; ; attempt++) {
       this.gate?.beforeWrite();
       let value: T;
@@ -70,14 +76,19 @@ export class ClusterWriter implements AsyncWriter {
           if (RETRY.has(sqlState(err))) throw postgresUnavailable(`the write kept meeting concurrent writes (${attempt} attempts); nothing was changed, retry it`);
           throw err;
         }
-        await this.replica.waitHead().catch((e: unknown) => {
-          throw e instanceof PostgresUnavailable ? postgresUnavailable(e.message) : e;
-        });
+        await this.catchUp();
         continue;
       }
       await this.applied(seq);
       return value;
     }
+  }
+
+  /** Waits for this node's replica to apply every change PostgreSQL has committed. */
+  private async catchUp(): Promise<void> {
+    await this.replica.waitHead().catch((e: unknown) => {
+      throw e instanceof PostgresUnavailable ? postgresUnavailable(`${e.message}. Nothing was changed; reads and verifications go on from this node's replica`) : e;
+    });
   }
 
   /** Waits for this node's replica to apply `seq`, at most APPLY_TIMEOUT_MS. */

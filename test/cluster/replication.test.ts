@@ -115,6 +115,33 @@ describe('three nodes on one PostgreSQL', () => {
     expectError(await call(c, 'keys.getKey', { keyId: 'key_doesNotExist000000000' }), 404, 'key_not_found');
   });
 
+  it('a write on another node right after a delete works from what is left: no key in a deleted API, no deleted role or identity taken, no 409 for a name freed', async () => {
+    const stale = (): Promise<unknown> => pgValue(cluster.pg.url, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'keyward-listen'");
+    const home = (expectOk(await call(a, 'apis.createApi', { name: 'after-delete-home' })) as { apiId: string }).apiId;
+    for (let i = 0; i < 3; i++) {
+      const apiId = (expectOk(await call(a, 'apis.createApi', { name: `after-delete-${i}` })) as { apiId: string }).apiId;
+      const role = `after-delete-role-${i}-${Date.now()}`;
+      const roleId = (expectOk(await call(a, 'permissions.createRole', { name: role })) as { roleId: string }).roleId;
+      const externalId = `after-delete-${i}-${Date.now()}`;
+      const identityId = (expectOk(await call(a, 'identities.createIdentity', { externalId })) as { identityId: string }).identityId;
+      // b has them all, then stops hearing of changes until its next poll (≤ 1 s).
+      await eventually(async () => (await call(b, 'identities.getIdentity', { identity: externalId })).status === 200);
+      await stale();
+      expectOk(await call(a, 'apis.deleteApi', { apiId }));
+      expectOk(await call(a, 'permissions.deleteRole', { role: roleId }));
+      expectOk(await call(a, 'identities.deleteIdentity', { identity: externalId }));
+      expectError(await call(b, 'keys.createKey', { apiId }), 404, 'api_not_found');
+      expectError(await call(b, 'keys.createKey', { apiId: home, roles: [role] }), 404, 'role_not_found');
+      expectOk(await call(b, 'permissions.createRole', { name: role }));
+      const { keyId } = expectOk(await call(b, 'keys.createKey', { apiId: home, externalId })) as { keyId: string };
+      // The key's identity is a new one, which every node has.
+      const linked = (expectOk(await call(b, 'keys.getKey', { keyId })) as { identity?: { id: string; externalId: string } }).identity;
+      expect(linked?.externalId).toBe(externalId);
+      expect(linked?.id).not.toBe(identityId);
+      expect((expectOk(await call(a, 'identities.getIdentity', { identity: externalId })) as { id: string }).id).toBe(linked?.id);
+    }
+  });
+
   it('a node started with an empty data dir loads the cluster and serves every key', async () => {
     const apiId = (expectOk(await call(a, 'apis.createApi', { name: 'fresh' })) as { apiId: string }).apiId;
     const keys = await Promise.all(Array.from({ length: 20 }, () => call(b, 'keys.createKey', { apiId }).then((r) => (expectOk(r) as { key: string }).key)));
