@@ -24,10 +24,22 @@ export interface Change {
   readonly after: Buffer | null;
 }
 
-/** The writes of a dry run (native/src/store/dry_run.rs `encode`). */
-export function decodeWritten(bytes: Buffer): Change[] {
-  const out: Change[] = [];
+/** A record a dry run read and did not write, with the value it read (null: absent). */
+export interface Read {
+  readonly table: number;
+  readonly key: Buffer;
+  readonly value: Buffer | null;
+}
+
+/** What ends a dry run's writes and starts its reads (native/src/store/dry_run.rs READS). */
+const READS = 0xff;
+
+/** The writes and the reads of a dry run (native/src/store/dry_run.rs `encode`). */
+export function decodeDryRun(bytes: Buffer): { changes: Change[]; reads: Read[] } {
+  const changes: Change[] = [];
+  const reads: Read[] = [];
   let at = 0;
+  let reading = false;
   const value = (): Buffer | null => {
     const len = bytes.readInt32LE(at);
     at += 4;
@@ -37,14 +49,23 @@ export function decodeWritten(bytes: Buffer): Change[] {
     return v;
   };
   while (at < bytes.length) {
+    if (!reading && bytes.readUInt8(at) === READS) {
+      reading = true;
+      at++;
+      continue;
+    }
     const table = bytes.readUInt8(at);
     const keyLength = bytes.readUInt32LE(at + 1);
     const key = Buffer.from(bytes.subarray(at + 5, at + 5 + keyLength));
     at += 5 + keyLength;
+    if (reading) {
+      reads.push({ table, key, value: value() });
+      continue;
+    }
     const before = value();
-    out.push({ table, key, before, after: value() });
+    changes.push({ table, key, before, after: value() });
   }
-  return out;
+  return { changes, reads };
 }
 
 /** A dry run's credits tuple (four f64 LE) as kw_commit reads it (four int8 big-endian). */
@@ -105,3 +126,11 @@ export function applyChange(table: number, key: Buffer, after: Buffer | null): v
  */
 export const REPLICATED_TABLES: readonly Table[] = TABLES.filter((t) => t !== 'counter_log' && t !== 'meta' && t !== 'credits' && t !== 'ratelimit_windows' && t !== 'key_hashes');
 export const REPLICATED_META_PREFIXES: readonly string[] = ['bootstrapped', 'root_keys_version', 'perm_gone/', 'unlink/'];
+
+const REPLICATED_IDS: ReadonlySet<number> = new Set(REPLICATED_TABLES.map((t) => TABLES.indexOf(t)));
+const META_ID = TABLES.indexOf('meta');
+
+/** Whether the record `key` of table id `table` is one the cluster replicates (kw_records has it as every replica does). */
+export function isReplicated(table: number, key: Buffer): boolean {
+  return REPLICATED_IDS.has(table) || (table === META_ID && REPLICATED_META_PREFIXES.some((p) => key.toString('latin1').startsWith(p)));
+}

@@ -23,9 +23,10 @@
 //   kw_charges   credits nodes let through while PostgreSQL was away (KEYWARD_CLUSTER_
 //                CREDITS_OFFLINE=allow), each charged once by its id.
 //
-// kw_commit(node, tables, keys, befores, afters) applies one management write: each key only
-// if PostgreSQL still holds the value the node computed from (`before`; null: absent), else
-// SQLSTATE KW409 and nothing of it is applied; credits (table 100) are set as they are, in a
+// kw_commit(node, tables, keys, befores, afters, read tables, read keys, read values) applies
+// one management write: each key only if PostgreSQL still holds the value the node computed
+// from (`before`; null: absent), and only if every key it read and did not write still holds
+// the value it read, else SQLSTATE KW409 and nothing of it is applied; credits (table 100) are set as they are, in a
 // new epoch. Then it appends the changes to the log and NOTIFYs kw_changes with the last
 // sequence number. The kw_credits_* functions are the leases' protocol (credits.ts).
 import type { Postgres } from './postgres.js';
@@ -293,6 +294,23 @@ const MIGRATIONS: readonly string[] = [
      END IF;
      UPDATE kw_credits k SET balance = greatest(k.balance - p_amount, 0), debt = k.debt + greatest(p_amount - k.balance, 0) WHERE k.key_id = p_key RETURNING k.balance INTO c.balance;
      RETURN c.balance;
+   END $$ LANGUAGE plpgsql;`,
+  // 2: kw_commit also checks what the write read and did not change (rtbls, rkeys, rvals; a
+  // null value: read as absent), each still as the node read it, and holds those rows (FOR
+  // SHARE) to the commit, so that no write changes them between the check and the commit.
+  `CREATE FUNCTION kw_commit(writer text, tbls smallint[], keys bytea[], befores bytea[], afters bytea[], rtbls smallint[], rkeys bytea[], rvals bytea[]) RETURNS bigint AS $$
+   BEGIN
+     FOR i IN 1..coalesce(array_length(rtbls, 1), 0) LOOP
+       IF rvals[i] IS NULL THEN
+         PERFORM 1 FROM kw_records WHERE tbl = rtbls[i] AND key = rkeys[i];
+       ELSE
+         PERFORM 1 FROM kw_records WHERE tbl = rtbls[i] AND key = rkeys[i] AND value = rvals[i] FOR SHARE;
+       END IF;
+       IF FOUND = (rvals[i] IS NULL) THEN
+         RAISE EXCEPTION 'stale write: table % key % changed since the node read it', rtbls[i], encode(rkeys[i], 'escape') USING ERRCODE = 'KW409';
+       END IF;
+     END LOOP;
+     RETURN kw_commit(writer, tbls, keys, befores, afters);
    END $$ LANGUAGE plpgsql;`,
 ];
 

@@ -1,6 +1,7 @@
 // Management writes of a cluster node: a write is worked out on this node's replica as a dry
-// run (its changes, and what each key held before), committed to PostgreSQL in one
-// transaction that takes it only where PostgreSQL still holds those values (kw_commit), and
+// run (its changes, and what each key held before; and the records it only read, with what
+// they held), committed to PostgreSQL in one transaction that takes it only where PostgreSQL
+// still holds those values (kw_commit), and
 // answered once this node's replica has applied it from the change log (read-your-writes).
 // A write worked out on a replica that was behind, or that lost a race with another node's,
 // is refused by PostgreSQL as stale: the node catches up and works it out again, and the
@@ -9,7 +10,7 @@ import { native } from '../engine/native.js';
 import type { DurabilityGate } from '../engine/durability.js';
 import { postgresUnavailable } from '../errors/errors.js';
 import { asStorageError, type AsyncWriter } from '../store/db.js';
-import { CREDITS, creditsForCommit, decodeWritten, type Change } from './changes.js';
+import { CREDITS, creditsForCommit, decodeDryRun, isReplicated, type Change, type Read } from './changes.js';
 import { PostgresUnavailable, type Postgres } from './postgres.js';
 import type { Replica } from './replica.js';
 import { STALE_WRITE } from './schema.js';
@@ -26,16 +27,25 @@ function sqlState(err: unknown): string {
   return typeof err === 'object' && err !== null && 'code' in err ? String((err as { code: unknown }).code) : '';
 }
 
-/** Commits one write's changes to PostgreSQL; the log sequence number of its last change. */
-export async function commitChanges(pg: Postgres, node: string, changes: readonly Change[]): Promise<number> {
+/**
+ * Commits one write's changes to PostgreSQL, where the records it read and did not change
+ * (`reads`) still hold what it read; the log sequence number of its last change.
+ */
+export async function commitChanges(pg: Postgres, node: string, changes: readonly Change[], reads: readonly Read[] = []): Promise<number> {
   // In key order, so two writes lock the rows they share in the same order.
-  const sorted = [...changes].sort((a, b) => a.table - b.table || Buffer.compare(a.key, b.key));
-  const rows = await pg.query<{ seq: string }>('SELECT kw_commit($1, $2::smallint[], $3::bytea[], $4::bytea[], $5::bytea[]) AS seq', [
+  const byKey = <T extends { table: number; key: Buffer }>(list: readonly T[]): T[] => [...list].sort((a, b) => a.table - b.table || Buffer.compare(a.key, b.key));
+  const sorted = byKey(changes);
+  // Only what every replica holds as PostgreSQL does: this node's own records (its counter log, its windows) are its alone.
+  const read = byKey(reads.filter((r) => isReplicated(r.table, r.key)));
+  const rows = await pg.query<{ seq: string }>('SELECT kw_commit($1, $2::smallint[], $3::bytea[], $4::bytea[], $5::bytea[], $6::smallint[], $7::bytea[], $8::bytea[]) AS seq', [
     node,
     sorted.map((c) => c.table),
     sorted.map((c) => c.key),
     sorted.map((c) => c.before),
     sorted.map((c) => (c.table === CREDITS && c.after !== null ? creditsForCommit(c.after) : c.after)),
+    read.map((r) => r.table),
+    read.map((r) => r.key),
+    read.map((r) => r.value),
   ]);
   return Number(rows[0]?.seq ?? 0);
 }
@@ -65,11 +75,11 @@ export class ClusterWriter implements AsyncWriter {
       } catch (err) {
         throw asStorageError(err);
       }
-      const changes = decodeWritten(written);
+      const { changes, reads } = decodeDryRun(written);
       if (changes.length === 0) return value;
       let seq: number;
       try {
-        seq = await commitChanges(this.pg, this.node, changes);
+        seq = await commitChanges(this.pg, this.node, changes, reads);
       } catch (err) {
         if (err instanceof PostgresUnavailable) throw postgresUnavailable(`${err.message}. Nothing was changed; reads and verifications go on from this node's replica`);
         if (!RETRY.has(sqlState(err)) || attempt >= ATTEMPTS) {

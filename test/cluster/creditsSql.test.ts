@@ -1,26 +1,12 @@
 // The leases' protocol in PostgreSQL (src/cluster/schema.ts kw_credits_*), called as nodes
 // call it: grants within the balance, the synchronous tail, returns and refunds counted once,
 // refills, increments and decrements with leases out, offline charges counted once.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startPostgres, type ThrowawayPostgres } from '../../bench/lib/postgres.js';
-import { Postgres } from '../../src/cluster/postgres.js';
-import { migrate } from '../../src/cluster/schema.js';
-import { createLogger } from '../../src/log.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { migratedPostgres } from '../helpers/cluster.js';
 
-let server: ThrowawayPostgres;
-let pg: Postgres;
+const postgres = migratedPostgres();
 const TTL = 60_000;
 
-beforeAll(async () => {
-  server = await startPostgres();
-  pg = new Postgres(server.url, createLogger('silent'));
-  await migrate(pg);
-});
-
-afterAll(async () => {
-  await pg?.close();
-  server?.stop();
-});
 
 let key: Buffer;
 let n = 0;
@@ -28,13 +14,13 @@ let n = 0;
 beforeEach(async () => {
   key = Buffer.from(`key_sql_${++n}`);
   // Two live nodes.
-  await pg.query(`INSERT INTO kw_nodes (node) VALUES ('a'), ('b') ON CONFLICT (node) DO UPDATE SET seen_at = now()`);
+  await postgres().query(`INSERT INTO kw_nodes (node) VALUES ('a'), ('b') ON CONFLICT (node) DO UPDATE SET seen_at = now()`);
 });
 
 async function setBalance(balance: number, refill: [amount: number, day: number, lastMs: number] = [-1, 0, 0]): Promise<void> {
   const after = Buffer.alloc(32);
   [balance, ...refill].forEach((v, i) => after.writeBigInt64BE(BigInt(v), i * 8));
-  await pg.query('SELECT kw_commit($1, ARRAY[100]::smallint[], ARRAY[$2]::bytea[], ARRAY[NULL]::bytea[], ARRAY[$3]::bytea[])', ['a', key, after]);
+  await postgres().query('SELECT kw_commit($1, ARRAY[100]::smallint[], ARRAY[$2]::bytea[], ARRAY[NULL]::bytea[], ARRAY[$3]::bytea[])', ['a', key, after]);
 }
 
 interface Take {
@@ -47,17 +33,17 @@ interface Take {
 }
 
 async function take(node: string, cost: number, want: number, pay = true, refillAt: number | null = null): Promise<Take> {
-  const [r] = await pg.query<Record<string, string>>('SELECT * FROM kw_credits_take($1, $2, $3, $4, $5, $6, $7, $8)', [node, key, cost, want, pay, refillAt, Date.now(), TTL]);
+  const [r] = await postgres().query<Record<string, string>>('SELECT * FROM kw_credits_take($1, $2, $3, $4, $5, $6, $7, $8)', [node, key, cost, want, pay, refillAt, Date.now(), TTL]);
   return { outcome: r?.outcome ?? '', epoch: Number(r?.epoch), granted: Number(r?.granted), balance: Number(r?.balance), others: Number(r?.others), seq: Number(r?.seq) };
 }
 
 const giveBack = async (node: string, epoch: number, returned: number, granted: number): Promise<number | null> => {
-  const [r] = await pg.query<{ b: string | null }>('SELECT kw_credits_return($1, $2, $3, $4, $5) AS b', [node, key, epoch, returned, granted]);
+  const [r] = await postgres().query<{ b: string | null }>('SELECT kw_credits_return($1, $2, $3, $4, $5) AS b', [node, key, epoch, returned, granted]);
   return r?.b === null || r?.b === undefined ? null : Number(r.b);
 };
 
 const row = async (): Promise<{ balance: number; debt: number; epoch: number }> => {
-  const [r] = await pg.query<Record<string, string>>('SELECT balance, debt, epoch FROM kw_credits WHERE key_id = $1', [key]);
+  const [r] = await postgres().query<Record<string, string>>('SELECT balance, debt, epoch FROM kw_credits WHERE key_id = $1', [key]);
   return { balance: Number(r?.balance), debt: Number(r?.debt), epoch: Number(r?.epoch) };
 };
 
@@ -125,9 +111,9 @@ describe('returns, refunds, adjustments, charges', () => {
     await setBalance(10);
     const paid = await take('a', 1, 0);
     expect(paid).toMatchObject({ outcome: 'paid', balance: 9 });
-    const [r] = await pg.query<{ b: string }>('SELECT kw_credits_refund($1, $2, $3, $4) AS b', ['a', key, 1, 1]);
+    const [r] = await postgres().query<{ b: string }>('SELECT kw_credits_refund($1, $2, $3, $4) AS b', ['a', key, 1, 1]);
     expect(Number(r?.b)).toBe(10);
-    const [gone] = await pg.query<{ b: string | null }>('SELECT kw_credits_refund($1, $2, $3, $4) AS b', ['a', key, 9, 1]);
+    const [gone] = await postgres().query<{ b: string | null }>('SELECT kw_credits_refund($1, $2, $3, $4) AS b', ['a', key, 9, 1]);
     expect(gone?.b).toBeNull();
   });
 
@@ -136,22 +122,22 @@ describe('returns, refunds, adjustments, charges', () => {
     await take('a', 1, 25);
     await take('b', 1, 15);
     // Balance 60, leases 40 out: −70 leaves a debt of 10.
-    await pg.query('SELECT kw_credits_adjust($1, $2, $3, $4)', ['a', key, -70, TTL]);
+    await postgres().query('SELECT kw_credits_adjust($1, $2, $3, $4)', ['a', key, -70, TTL]);
     expect(await row()).toEqual({ balance: 0, debt: 10, epoch: 1 });
     // a spent 5 of its 25 and gives back 20: 10 pay the debt.
     expect(await giveBack('a', 1, 20, 25)).toBe(10);
     expect(await row()).toEqual({ balance: 10, debt: 0, epoch: 1 });
-    await pg.query('SELECT kw_credits_adjust($1, $2, $3, $4)', ['a', key, 5, TTL]);
+    await postgres().query('SELECT kw_credits_adjust($1, $2, $3, $4)', ['a', key, 5, TTL]);
     expect((await row()).balance).toBe(15);
     // −1000 is at least everything there may be: 0 at once, b's lease voided.
-    await pg.query('SELECT kw_credits_adjust($1, $2, $3, $4)', ['a', key, -1_000, TTL]);
+    await postgres().query('SELECT kw_credits_adjust($1, $2, $3, $4)', ['a', key, -1_000, TTL]);
     expect(await row()).toEqual({ balance: 0, debt: 0, epoch: 2 });
     expect(await giveBack('b', 1, 15, 15)).toBe(0);
   });
 
   it('an offline charge counts once by its id and floors at 0', async () => {
     await setBalance(10);
-    const charge = async (id: string, amount: number): Promise<string | null | undefined> => (await pg.query<{ b: string | null }>('SELECT kw_credits_charge($1, $2, $3) AS b', [id, key, amount]))[0]?.b;
+    const charge = async (id: string, amount: number): Promise<string | null | undefined> => (await postgres().query<{ b: string | null }>('SELECT kw_credits_charge($1, $2, $3) AS b', [id, key, amount]))[0]?.b;
     expect(await charge(`c-${n}`, 4)).toBe('6');
     expect(await charge(`c-${n}`, 4)).toBeNull();
     expect(await charge(`d-${n}`, 40)).toBe('0');

@@ -2,7 +2,33 @@
 // it (live servers).
 import { startPostgres, type ThrowawayPostgres } from '../../bench/lib/postgres.js';
 import { startThrowawayRedis, type ThrowawayRedis } from '../../bench/lib/procs.js';
+import { afterAll, beforeAll } from 'vitest';
+import { Postgres } from '../../src/cluster/postgres.js';
+import { migrate } from '../../src/cluster/schema.js';
+import { createLogger } from '../../src/log.js';
 import { randomRootKey, startServer, type Server } from './server.js';
+
+/**
+ * A throwaway PostgreSQL with keyward's schema for the file's tests (started before them,
+ * stopped after): the client to it, once it runs.
+ */
+export function migratedPostgres(): () => Postgres {
+  let server: ThrowawayPostgres | undefined;
+  let pg: Postgres | undefined;
+  beforeAll(async () => {
+    server = await startPostgres();
+    pg = new Postgres(server.url, createLogger('silent'));
+    await migrate(pg);
+  });
+  afterAll(async () => {
+    await pg?.close();
+    server?.stop();
+  });
+  return () => {
+    if (pg === undefined) throw new Error('PostgreSQL is not started yet');
+    return pg;
+  };
+}
 
 export interface TestCluster {
   pg: ThrowawayPostgres;

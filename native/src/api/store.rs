@@ -75,9 +75,12 @@ pub fn get(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
     let table = table_arg(env, args[0])?;
     let mut stack = [0u8; KEY_STACK];
     let key = bytes_arg(env, args[1], &mut stack, "key")?;
-    let value = store::get(table, key, |v| match v {
-        Some(bytes) => env.buffer_copy(bytes),
-        None => env.undefined(),
+    let value = store::get(table, key, |v| {
+        store::note_read(table, key, v);
+        match v {
+            Some(bytes) => env.buffer_copy(bytes),
+            None => env.undefined(),
+        }
     })?;
     Ok(value?)
 }
@@ -92,14 +95,17 @@ pub fn get_into(env: Env, args: &[napi_value; 3]) -> Result<napi_value, Error> {
     let mut stack = [0u8; KEY_STACK];
     let key = bytes_arg(env, args[1], &mut stack, "key")?;
     let out = buffer_mut_arg(env, args[2], "out")?;
-    let len = store::get(table, key, |v| match v {
-        Some(bytes) => {
-            if let Some(into) = out.get_mut(..bytes.len()) {
-                into.copy_from_slice(bytes);
+    let len = store::get(table, key, |v| {
+        store::note_read(table, key, v);
+        match v {
+            Some(bytes) => {
+                if let Some(into) = out.get_mut(..bytes.len()) {
+                    into.copy_from_slice(bytes);
+                }
+                bytes.len() as f64
             }
-            bytes.len() as f64
+            None => -1.0,
         }
-        None => -1.0,
     })?;
     Ok(env.double(len)?)
 }
@@ -209,14 +215,15 @@ pub fn transaction(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error
 /// dryRun(fn: () => T): [T, Buffer] — runs fn as `transaction` does (it may be re-run after
 /// the map grew) but never commits: returns fn's value and what it wrote (store::dry_run:
 /// record puts and deletes with each key's value before and after, and credits under
-/// credits::CREDITS_WRITES), encoded as store::encode_written lays it out.
+/// credits::CREDITS_WRITES; then the records it read and did not write), encoded as
+/// store::encode_dry_run lays it out.
 pub fn dry_run(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     let f = args[0];
     if env.type_of(f)? != ValueType::Function {
         return Err(bad("dryRun() needs a function"));
     }
     let recv = env.undefined()?;
-    let (value, written) = store::dry_run(|| {
+    let (value, written, reads) = store::dry_run(|| {
         let result = env.call(recv, f, &[]);
         if store::transaction_needs_retry() {
             env.clear_exception();
@@ -225,7 +232,7 @@ pub fn dry_run(env: Env, args: &[napi_value; 1]) -> Result<napi_value, Error> {
     })?;
     let out = env.array(2)?;
     env.set_element(out, 0, value)?;
-    env.set_element(out, 1, env.buffer_copy(&store::encode_written(&written))?)?;
+    env.set_element(out, 1, env.buffer_copy(&store::encode_dry_run(&written, &reads))?)?;
     Ok(out)
 }
 

@@ -36,7 +36,7 @@ mod write_txn;
 pub(crate) mod tests;
 
 pub use batch::{batch_abort, batch_begin, batch_commit, in_batch};
-pub use dry_run::{dry_run, encode as encode_written, note as note_written};
+pub use dry_run::{dry_run, encode as encode_dry_run, note as note_written, note_read};
 pub use env::{commit_mark, last_generation};
 pub use epoch::{note_records_change, records_epoch, records_mark, uncommitted_record_change};
 pub use error::StoreError;
