@@ -128,6 +128,8 @@ export class ClusterWindows {
   private readonly node: string;
   /** Redis reachable: windows are shared; else each node keeps to its share. */
   private up = false;
+  /** Set by stop: the connection closing then is this node's doing. */
+  private stopping = false;
   /** Live nodes as PostgreSQL's heartbeats and Redis's presence set count them. */
   private pgNodes = 1;
   private redisNodes = 1;
@@ -184,11 +186,13 @@ export class ClusterWindows {
   async stop(): Promise<void> {
     this.timers.forEach((t) => clearInterval(t));
     await this.flush();
+    // Closed by this node, not lost: no warning that Redis is unreachable.
+    this.stopping = true;
     this.redis.disconnect();
   }
 
   private reachable(up: boolean): void {
-    if (up === this.up) return;
+    if (up === this.up || this.stopping) return;
     this.up = up;
     if (up) this.log.info('Redis is reachable: rate-limit windows are shared again');
     else this.log.warn('Redis is unreachable: each node keeps within its share of every rate limit until it is back');

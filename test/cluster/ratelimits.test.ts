@@ -123,6 +123,14 @@ describe('rate limits on three nodes through Redis', () => {
     expect(passed).toBeLessThanOrEqual(21);
   });
 
+  it('a node stopped with SIGTERM closes Redis without reporting it unreachable', async () => {
+    const extra = await cluster.node(`node-term-${++run}`);
+    await eventually(async () => (await fetch(`${extra.url}/metrics`).then((r) => r.text())).includes('keyward_cluster_redis_up 1'), 5_000);
+    expect(await extra.stop('SIGTERM')).toBe(0);
+    const { stdout, stderr } = extra.output();
+    expect(stdout + stderr).not.toContain('Redis is unreachable');
+  });
+
   // Last: it stops Redis.
   it('Redis stopped mid-run: no 5xx, at most 100 + the bound pass, and windows are shared again once it is back', async () => {
     const identifier = `outage_${++run}_${Date.now()}`;
