@@ -117,10 +117,35 @@ export class Replica {
     });
   }
 
-  /** Catches up with the log's head as PostgreSQL has it now. */
+  /**
+   * Catches up with the log's head as PostgreSQL has it now: read by a query that began
+   * after this call did (so every change committed before it is in). Calls that come while
+   * such a query runs share the one after it: under many writes at once, one query per
+   * round trip rather than one per write.
+   */
   async waitHead(): Promise<void> {
-    const rows = await this.pg.query<{ seq: string }>('SELECT seq FROM kw_head');
-    await this.waitApplied(Number(rows[0]?.seq ?? 0));
+    await this.waitApplied(await this.headAfterNow());
+  }
+
+  private headQuery: Promise<number> | undefined;
+  private nextHeadQuery: Promise<number> | undefined;
+
+  private headAfterNow(): Promise<number> {
+    if (this.headQuery === undefined) {
+      const query = this.pg.query<{ seq: string }>('SELECT seq FROM kw_head').then((rows) => Number(rows[0]?.seq ?? 0));
+      this.headQuery = query.finally(() => {
+        this.headQuery = undefined;
+      });
+      return this.headQuery;
+    }
+    // The query running began before this call: the next one, shared with every call until it begins.
+    this.nextHeadQuery ??= this.headQuery
+      .catch(() => undefined)
+      .then(() => {
+        this.nextHeadQuery = undefined;
+        return this.headAfterNow();
+      });
+    return this.nextHeadQuery;
   }
 
   private schedule(): void {
