@@ -298,8 +298,12 @@ const MIGRATIONS: readonly string[] = [
   // 2: kw_commit also checks what the write read and did not change (rtbls, rkeys, rvals; a
   // null value: read as absent), each still as the node read it, and holds those rows (FOR
   // SHARE) to the commit, so that no write changes them between the check and the commit.
+  // The rows it changes are locked first (FOR UPDATE): a write that read one of them and
+  // checks it later waits for this one and then finds it changed; and a write that read
+  // them first has committed by the time these checks run, which then see what it wrote.
   `CREATE FUNCTION kw_commit(writer text, tbls smallint[], keys bytea[], befores bytea[], afters bytea[], rtbls smallint[], rkeys bytea[], rvals bytea[]) RETURNS bigint AS $$
    BEGIN
+     PERFORM 1 FROM kw_records r JOIN unnest(tbls, keys) AS w(t, k) ON r.tbl = w.t AND r.key = w.k ORDER BY r.tbl, r.key FOR UPDATE OF r;
      FOR i IN 1..coalesce(array_length(rtbls, 1), 0) LOOP
        IF rvals[i] IS NULL THEN
          PERFORM 1 FROM kw_records WHERE tbl = rtbls[i] AND key = rkeys[i];

@@ -14,7 +14,7 @@
 // no key that held the old one gets the new one.
 import { delRecord, getRecord, putRecord, putText, scanPrefix } from './db.js';
 import { allGone, gonePermissionId, goneKey } from './gone.js';
-import { idxAll, idxDel, idxList } from './indexes.js';
+import { idxAll, idxDel, idxGet, idxList } from './indexes.js';
 import { getKeyRecord, saveKey } from './keys.js';
 import { IDX, type IdentityRecord, type PermissionRecord, type RoleRecord } from './records.js';
 
@@ -25,6 +25,8 @@ export function deletePermissionEverywhere(p: PermissionRecord): Unlinking {
     if (role !== undefined) putRecord('roles', roleId, { ...role, permissions: role.permissions.filter((s) => s !== p.slug) });
     idxDel(IDX.permRole(p.id) + roleId);
   }
+  // Read, then deleted: see linkPermission (store/permissions.ts).
+  if (idxGet(IDX.permLinks(p.id)) !== undefined) idxDel(IDX.permLinks(p.id));
   delRecord('permissions', p.id);
   idxDel(IDX.permSlug(p.workspaceId, p.slug));
   idxDel(IDX.wsPerm(p.workspaceId) + p.id);

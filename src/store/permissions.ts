@@ -86,6 +86,18 @@ export function putRole(role: RoleRecord, permissions: readonly PermissionRecord
   return saveRolePermissions({ ...role, permissions: [] }, permissions);
 }
 
+/**
+ * Gives `role` the permission `p` in the perm_role reverse index, and counts it in
+ * perm_links/<p>, a record deletePermissionEverywhere reads and deletes: in cluster mode two
+ * nodes giving a role a permission and deleting it at the same moment then change one record,
+ * and PostgreSQL refuses the one worked out without the other (the deletion finds the roles
+ * by a range, which PostgreSQL does not check), so no role keeps a deleted permission.
+ */
+function linkPermission(p: PermissionRecord, role: RoleRecord): void {
+  idxPut(IDX.permRole(p.id) + role.id);
+  idxPut(IDX.permLinks(p.id), String(Number(idxGet(IDX.permLinks(p.id)) ?? 0) + 1));
+}
+
 /** Replaces a role's permissions, keeping the perm_role reverse index in step. */
 export function saveRolePermissions(role: RoleRecord, permissions: readonly PermissionRecord[]): RoleRecord {
   const before = new Set(role.permissions);
@@ -95,7 +107,7 @@ export function saveRolePermissions(role: RoleRecord, permissions: readonly Perm
     const id = idxGet(IDX.permSlug(role.workspaceId, slug));
     if (id !== undefined) idxDel(IDX.permRole(id) + role.id);
   }
-  for (const p of permissions) if (!before.has(p.slug)) idxPut(IDX.permRole(p.id) + role.id);
+  for (const p of permissions) if (!before.has(p.slug)) linkPermission(p, role);
   role.permissions = [...after];
   putRecord('roles', role.id, role);
   return role;

@@ -117,6 +117,7 @@ export interface IdentityRecord {
  *   role_name/<ws>/<name> → roleId            ws_role/<ws>/<roleId>
  *   ident_ext/<ws>/<externalId> → identityId  ws_ident/<ws>/<identityId>
  *   perm_key/<permissionId>/<keyId>   perm_role/<permissionId>/<roleId>
+ *   perm_links/<permissionId> → how many times a role was given it (a count: see linkPermission)
  *   role_key/<roleId>/<keyId>         ident_key/<identityId>/<keyId>
  * and the migrations (store/migrations.ts): migration/<migrationId> → its record (msgpack),
  *   migration_moved/<base64 placeholder> → keyId.
@@ -130,6 +131,7 @@ export const IDX = {
   wsIdent: (ws: string) => `ws_ident/${ws}/`,
   permKey: (permissionId: string) => `perm_key/${permissionId}/`,
   permRole: (permissionId: string) => `perm_role/${permissionId}/`,
+  permLinks: (permissionId: string) => `perm_links/${permissionId}`,
   roleKey: (roleId: string) => `role_key/${roleId}/`,
   identKey: (identityId: string) => `ident_key/${identityId}/`,
   nsId: (namespaceId: string) => `ns_id/${namespaceId}`,

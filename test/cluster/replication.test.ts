@@ -142,6 +142,23 @@ describe('three nodes on one PostgreSQL', () => {
     }
   });
 
+  it('a permission deleted on one node while another gives it to a role, at the same moment: the key verifies with it exactly when it exists', async () => {
+    const apiId = (expectOk(await call(a, 'apis.createApi', { name: 'perm-race' })) as { apiId: string }).apiId;
+    for (let i = 0; i < 20; i++) {
+      const slug = `race.p${i}.${Date.now()}`;
+      expectOk(await call(a, 'permissions.createPermission', { name: slug, slug }));
+      const name = `race-role-${i}-${Date.now()}`;
+      const { roleId } = expectOk(await call(a, 'permissions.createRole', { name })) as { roleId: string };
+      const { key } = expectOk(await call(a, 'keys.createKey', { apiId, roles: [name] })) as { key: string };
+      await eventually(async () => (await call(b, 'permissions.getRole', { role: roleId })).status === 200);
+      const [deleted, given] = await Promise.all([call(a, 'permissions.deletePermission', { permission: slug }), call(b, 'permissions.setRolePermissions', { roleId, permissions: [slug] })]);
+      expect([deleted.status, given.status], `${deleted.text} ${given.text}`).toEqual([200, 200]);
+      // Either order is a serial one: given first, the deletion takes it from the role; deleted first, giving it creates it again.
+      const exists = (await call(a, 'permissions.getPermission', { permission: slug })).status === 200;
+      await eventually(async () => (await verify(c, key, { permissions: slug })).code === (exists ? 'VALID' : 'INSUFFICIENT_PERMISSIONS'), 3_000);
+    }
+  }, 60_000);
+
   it('a node started with an empty data dir loads the cluster and serves every key', async () => {
     const apiId = (expectOk(await call(a, 'apis.createApi', { name: 'fresh' })) as { apiId: string }).apiId;
     const keys = await Promise.all(Array.from({ length: 20 }, () => call(b, 'keys.createKey', { apiId }).then((r) => (expectOk(r) as { key: string }).key)));
