@@ -164,7 +164,6 @@ pub fn rows(lines: &[u8]) -> Rows {
     out
 }
 
-
 /// Gives `rows` back once read, for the next batch on this thread to fill (`rows`).
 pub fn recycle(rows: Rows) {
     SPARE.set(Some(rows));

@@ -83,8 +83,10 @@ pub fn record(e: &Event<'_>) {
     // The body's line feeds (white space between its JSON tokens, as a pretty-printed body or a
     // trailing newline has them: inside a string one is escaped) would cut the line in two;
     // a space reads the same.
-    while let Some(i) = os::memchr(&line[body_at..], b'\n') {
-        line[body_at + i] = b' ';
+    let mut at = body_at;
+    while let Some(i) = os::memchr(&line[at..], b'\n') {
+        line[at + i] = b' ';
+        at += i + 1;
     }
     json::raw(line, ",\"p\":");
     line.extend_from_slice(e.reply);

@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import { native } from '../engine/native.js';
 import { TABLES, type Table } from '../engine/tables.js';
 import { delRecord, getNumber, getText, putNumber, putText, scanPrefix, type Writer } from '../store/db.js';
-import { applyChange, CREDITS, REPLICATED_META_PREFIXES, REPLICATED_TABLES } from './changes.js';
+import { applyChange, CREDITS, isReplicated, REPLICATED_TABLES } from './changes.js';
 import { PostgresUnavailable, type Postgres } from './postgres.js';
 
 const APPLIED = 'cluster/applied';
@@ -48,6 +48,9 @@ export class Replica {
   private timer: NodeJS.Timeout | undefined;
   private unlisten: (() => Promise<void>) | undefined;
   private stopped = false;
+  /** waitHead's query of the log's head running now, and the one queued after it (headAfterNow). */
+  private headQuery: Promise<number> | undefined;
+  private nextHeadQuery: Promise<number> | undefined;
   /** PostgreSQL's log head went below this node's place: the next catch-up starts from a snapshot. */
   private behind = false;
   /** Started from this store with PostgreSQL away (startFromStore): the store's place is checked against the cluster at the first tick that reaches it. */
@@ -126,9 +129,6 @@ export class Replica {
   async waitHead(): Promise<void> {
     await this.waitApplied(await this.headAfterNow());
   }
-
-  private headQuery: Promise<number> | undefined;
-  private nextHeadQuery: Promise<number> | undefined;
 
   private headAfterNow(): Promise<number> {
     if (this.headQuery === undefined) {
@@ -358,12 +358,11 @@ function tableOf(id: number): Table {
 function* localRecords(): Generator<[number, Buffer]> {
   const tables = [...REPLICATED_TABLES, 'meta' as const].map((t) => [TABLE_IDS.get(t) as number, t] as const).sort((x, y) => x[0] - y[0]);
   for (const [id, table] of tables) {
-    const replicated = (k: Buffer): boolean => table !== 'meta' || REPLICATED_META_PREFIXES.some((p) => k.toString('latin1').startsWith(p));
     let from: Buffer = Buffer.alloc(0);
     for (;;) {
       const flat = native.range(table, from, null, BATCH + 1);
       const keys = flat.filter((_, i) => i % 2 === 0);
-      for (const k of keys.slice(0, BATCH)) if (replicated(k)) yield [id, k];
+      for (const k of keys.slice(0, BATCH)) if (isReplicated(id, k)) yield [id, k];
       if (keys.length <= BATCH) break;
       from = keys[BATCH] as Buffer;
     }

@@ -26,8 +26,8 @@
 // kw_commit(node, tables, keys, befores, afters, read tables, read keys, read values) applies
 // one management write: each key only if PostgreSQL still holds the value the node computed
 // from (`before`; null: absent), and only if every key it read and did not write still holds
-// the value it read, else SQLSTATE KW409 and nothing of it is applied; credits (table 100) are set as they are, in a
-// new epoch. Then it appends the changes to the log and NOTIFYs kw_changes with the last
+// the value it read, else SQLSTATE KW409 and nothing of it is applied; credits (table 100)
+// are set as they are, in a new epoch. Then it appends the changes to the log and NOTIFYs kw_changes with the last
 // sequence number. The kw_credits_* functions are the leases' protocol (credits.ts).
 import type { Postgres } from './postgres.js';
 

@@ -8,6 +8,7 @@
 // second time it sees what the other node wrote (a name now taken → 409).
 import { native } from '../engine/native.js';
 import type { DurabilityGate } from '../engine/durability.js';
+import type { ApiError } from '../errors/apiError.js';
 import { postgresUnavailable } from '../errors/errors.js';
 import { asStorageError, type AsyncWriter } from '../store/db.js';
 import { CREDITS, creditsForCommit, decodeDryRun, isReplicated, type Change, type Read } from './changes.js';
@@ -50,6 +51,11 @@ export async function commitChanges(pg: Postgres, node: string, changes: readonl
   return Number(rows[0]?.seq ?? 0);
 }
 
+/** A write PostgreSQL could not be reached for, before anything of it was committed. */
+function unavailable(err: PostgresUnavailable): ApiError {
+  return postgresUnavailable(`${err.message}. Nothing was changed; reads and verifications go on from this node's replica`);
+}
+
 export class ClusterWriter implements AsyncWriter {
   constructor(
     private readonly pg: Postgres,
@@ -81,7 +87,7 @@ export class ClusterWriter implements AsyncWriter {
       try {
         seq = await commitChanges(this.pg, this.node, changes, reads);
       } catch (err) {
-        if (err instanceof PostgresUnavailable) throw postgresUnavailable(`${err.message}. Nothing was changed; reads and verifications go on from this node's replica`);
+        if (err instanceof PostgresUnavailable) throw unavailable(err);
         if (!RETRY.has(sqlState(err)) || attempt >= ATTEMPTS) {
           if (RETRY.has(sqlState(err))) throw postgresUnavailable(`the write kept meeting concurrent writes (${attempt} attempts); nothing was changed, retry it`);
           throw err;
@@ -97,7 +103,7 @@ export class ClusterWriter implements AsyncWriter {
   /** Waits for this node's replica to apply every change PostgreSQL has committed. */
   private async catchUp(): Promise<void> {
     await this.replica.waitHead().catch((e: unknown) => {
-      throw e instanceof PostgresUnavailable ? postgresUnavailable(`${e.message}. Nothing was changed; reads and verifications go on from this node's replica`) : e;
+      throw e instanceof PostgresUnavailable ? unavailable(e) : e;
     });
   }
 
