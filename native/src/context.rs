@@ -13,8 +13,9 @@
 //! | 28 | 4 | needs, u32, written by the call: `NEEDS_CLUSTER` (1) when it declined because only the cluster can decide (the reply is then the JSON of what it needs, hot.rs `Scratch::need`); `PAID_USED` (2) when it spent credits `CREDITS_PAID` paid for (without it, they go back) |
 //! | 32 | 8 | credits balance, f64: with `CREDITS_PAID` or `CREDITS_REFUSED`, the cluster's balance the cluster reported |
 //! | 40 | 4 | live nodes, u32: with `SHARED_WINDOWS` or `SPLIT_WINDOWS`, how many nodes the cluster has (≥ 1) |
-//! | 44 | 20 | zero |
-//! | 64 | … | workspace id, request id, scope: UTF-8, back to back |
+//! | 44 | 4 | key hash length, u32: 0, the key is looked up under its SHA-256; or 32, keys.verifyKey looks it up under the 32 bytes that follow the scope instead: a migrated key's placeholder (src/domain/legacyHash.ts), never sent by a client |
+//! | 48 | 16 | zero |
+//! | 64 | … | workspace id, request id, scope: UTF-8, back to back; then the key hash, if any |
 //!
 //! Flags: `VALIDATED` (1), the request bytes are the full way's (validated by the procedure's
 //! schema): the call answers or throws, never declines for its body. `LEASED_CREDITS` (2),
@@ -48,6 +49,7 @@ pub const NO_EVENTS: u32 = 128;
 const FLAGS: u32 = VALIDATED | LEASED_CREDITS | CREDITS_PAID | CREDITS_REFUSED | SHARED_WINDOWS | SPLIT_WINDOWS | WINDOWS_GRANTED | NO_EVENTS;
 const EFFECT_AT: usize = 12;
 const NEEDS_AT: usize = 28;
+const KEY_HASH_AT: usize = 44;
 /// The call declined: only the cluster can decide it (hot.rs `Scratch::need`).
 pub const NEEDS_CLUSTER: u32 = 1;
 /// The call spent the credits `CREDITS_PAID` paid for.
@@ -79,6 +81,9 @@ pub struct Context<'a> {
     pub windows: Windows,
     /// The call leaves an analytics event (unless recording is off: events.rs).
     pub events: bool,
+    /// keys.verifyKey: the hash to look the key's record up under instead of its SHA-256 (a
+    /// migrated key's placeholder, src/edits/migrated.ts); None for every other call.
+    pub key_hash: Option<&'a [u8; 32]>,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -134,7 +139,12 @@ pub fn read(b: &[u8]) -> Result<Context<'_>, &'static str> {
     if workspace_id.is_empty() {
         return Err("the context names no workspace");
     }
-    Ok(Context { now_ms: now as i64, validated: flags & VALIDATED != 0, workspace_id, request_id: (!request_id.is_empty()).then_some(request_id), scope, credits, windows, events: flags & NO_EVENTS == 0 })
+    let key_hash = match u32_at(b, KEY_HASH_AT) {
+        0 => None,
+        32 => Some(b.get(at..at + 32).and_then(|h| h.try_into().ok()).ok_or("the context is shorter than its lengths say")?),
+        _ => return Err("the key hash is 32 bytes or none"),
+    };
+    Ok(Context { now_ms: now as i64, validated: flags & VALIDATED != 0, workspace_id, request_id: (!request_id.is_empty()).then_some(request_id), scope, credits, windows, events: flags & NO_EVENTS == 0, key_hash })
 }
 
 /// Writes the effect of the call into its context.
@@ -166,7 +176,7 @@ mod tests {
     #[test]
     fn reads_the_layout() {
         let b = context(1_767_225_600_000.0, VALIDATED, "ws_1", "req_abc", "api_1\napi_2");
-        assert_eq!(read(&b), Ok(Context { now_ms: 1_767_225_600_000, validated: true, workspace_id: "ws_1", request_id: Some("req_abc"), scope: "api_1\napi_2", credits: Credits::Local, windows: Windows::Own, events: true }));
+        assert_eq!(read(&b), Ok(Context { now_ms: 1_767_225_600_000, validated: true, workspace_id: "ws_1", request_id: Some("req_abc"), scope: "api_1\napi_2", credits: Credits::Local, windows: Windows::Own, events: true, key_hash: None }));
         let b = context(5.0, 0, "ws", "", "*");
         assert_eq!(read(&b).map(|c| (c.validated, c.request_id, c.scope)), Ok((false, None, "*")));
         assert_eq!(read(&context(5.0, LEASED_CREDITS, "ws", "", "*")).map(|c| c.credits), Ok(Credits::Leased));
@@ -175,6 +185,10 @@ mod tests {
         let mut shared = context(5.0, SHARED_WINDOWS, "ws", "", "*");
         shared[40..44].copy_from_slice(&3u32.to_le_bytes());
         assert_eq!(read(&shared).map(|c| c.windows), Ok(Windows::Shared { nodes: 3, granted: false }));
+        let mut placed = context(5.0, VALIDATED, "ws", "", "*");
+        placed[44..48].copy_from_slice(&32u32.to_le_bytes());
+        placed.extend_from_slice(&[7; 32]);
+        assert_eq!(read(&placed).map(|c| c.key_hash), Ok(Some(&[7; 32])));
     }
 
     #[test]
@@ -193,6 +207,14 @@ mod tests {
         let mut short = context(1.0, 0, "ws", "", "*");
         short.pop();
         assert!(read(&short).is_err());
+        // A key hash not 32 bytes long, or missing.
+        let mut odd = context(1.0, 0, "ws", "", "*");
+        odd[44..48].copy_from_slice(&16u32.to_le_bytes());
+        odd.extend_from_slice(&[7; 16]);
+        assert!(read(&odd).is_err());
+        let mut missing = context(1.0, 0, "ws", "", "*");
+        missing[44..48].copy_from_slice(&32u32.to_le_bytes());
+        assert!(read(&missing).is_err());
     }
 
     #[test]

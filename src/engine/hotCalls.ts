@@ -19,8 +19,10 @@
 //  28  u32  needs, written by the call: bit 0 the call needs the cluster (its reply is the
 //           JSON of a ClusterNeed); bit 1 it spent the credits PAID paid for
 //  32  f64  the cluster's credits balance (with PAID or REFUSED)
-//  40  u32  live nodes (with SHARED or SPLIT)                            44 … 63 zero
-//  64  …    workspace id, request id, scope (UTF-8), back to back
+//  40  u32  live nodes (with SHARED or SPLIT)
+//  44  u32  key hash length: 0, or 32 — verifyKey looks the key up under the 32 bytes after
+//           the scope instead of its SHA-256 (a migrated key's placeholder)   48 … 63 zero
+//  64  …    workspace id, request id, scope (UTF-8), back to back; then the key hash, if any
 // The scope is what the root key may act on: "*" for every API (verifyKey) or namespace
 // (limit, multiLimit) of the workspace, else their ids joined by "\n" (Principal.scopeOf).
 //
@@ -99,6 +101,7 @@ export class HotCalls {
   private workspaceId = '';
   private scope = '';
   private requestId = '';
+  private keyHash: Buffer | undefined = undefined;
 
   /** Cluster mode with Redis: SHARED or SPLIT, and the live nodes (0: windows are this node's own). */
   private windowFlags = 0;
@@ -139,12 +142,13 @@ export class HotCalls {
   /**
    * keys.verifyKey; `scope`: the APIs the root key may verify. `validated`: the bytes are the
    * full way's, answered or thrown for, never declined. `payment`: how the cluster settled the
-   * call's credits, after a Need.
+   * call's credits, after a Need. `keyHash`: the 32 bytes to look the key up under instead
+   * of its SHA-256 (a migrated key's placeholder, edits/migrated.ts).
    */
-  verifyKey(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: true, payment?: Payment): Outcome;
+  verifyKey(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: true, payment?: Payment, keyHash?: Buffer): Outcome;
   verifyKey(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: false): Outcome | undefined;
-  verifyKey(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean, payment?: Payment): Outcome | undefined {
-    return this.call(native.verifyKey, request, workspaceId, scope, nowMs, validated, '', payment);
+  verifyKey(request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean, payment?: Payment, keyHash?: Buffer): Outcome | undefined {
+    return this.call(native.verifyKey, request, workspaceId, scope, nowMs, validated, '', payment, keyHash);
   }
 
   /** ratelimits.limit; `scope`: the namespaces the root key may limit in. */
@@ -162,8 +166,8 @@ export class HotCalls {
   }
 
   /** Any entry, with a request id of the caller's ('' : the engine draws one; tests compare envelopes byte for byte). */
-  call(entry: HotEntry, request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean, requestId: string, payment?: Payment): Outcome | undefined {
-    const context = this.prepare(workspaceId, scope, requestId);
+  call(entry: HotEntry, request: Uint8Array, workspaceId: string, scope: string, nowMs: number, validated: boolean, requestId: string, payment?: Payment, keyHash?: Buffer): Outcome | undefined {
+    const context = this.prepare(workspaceId, scope, requestId, keyHash);
     this.f64[0] = nowMs;
     let flags = validated ? VALIDATED : 0;
     if (payment !== undefined) {
@@ -186,11 +190,11 @@ export class HotCalls {
     return { body, effect: effectOf(this.u32[3] ?? -1), paidUsed: (needs & PAID_USED) !== 0 };
   }
 
-  /** The context buffer with these strings in place (written again only when one changed). */
-  private prepare(workspaceId: string, scope: string, requestId: string): Buffer {
-    if (workspaceId === this.workspaceId && scope === this.scope && requestId === this.requestId) return this.context;
+  /** The context buffer with these strings and key hash in place (written again only when one changed). */
+  private prepare(workspaceId: string, scope: string, requestId: string, keyHash: Buffer | undefined): Buffer {
+    if (workspaceId === this.workspaceId && scope === this.scope && requestId === this.requestId && keyHash === this.keyHash) return this.context;
     const lengths = [Buffer.byteLength(workspaceId), Buffer.byteLength(requestId), Buffer.byteLength(scope)] as const;
-    const size = HEADER_BYTES + lengths[0] + lengths[1] + lengths[2];
+    const size = HEADER_BYTES + lengths[0] + lengths[1] + lengths[2] + (keyHash?.length ?? 0);
     if (size > this.context.length) {
       this.context = Buffer.alloc(Math.max(size, this.context.length * 2));
       this.f64 = new Float64Array(this.context.buffer, this.context.byteOffset, HEADER_BYTES / 8);
@@ -203,10 +207,13 @@ export class HotCalls {
     let at = HEADER_BYTES;
     at += c.write(workspaceId, at, 'utf8');
     at += c.write(requestId, at, 'utf8');
-    c.write(scope, at, 'utf8');
+    at += c.write(scope, at, 'utf8');
+    c.writeUInt32LE(keyHash?.length ?? 0, 44);
+    keyHash?.copy(c, at);
     this.workspaceId = workspaceId;
     this.scope = scope;
     this.requestId = requestId;
+    this.keyHash = keyHash;
     return c;
   }
 }

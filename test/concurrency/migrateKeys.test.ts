@@ -3,7 +3,7 @@
 // externalIds / permissions / roles must find or create ONE of each; calls with overlapping
 // hashes must migrate every hash exactly once (each in `migrated` of exactly one call, in
 // `failed` of every other call naming it); concurrent first verifications of a pending seam
-// key with migrationId move it once and spend its credits exactly.
+// key with migrationId move it once (only VALID ones move it) and spend its credits exactly.
 import http from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { postWithAgent } from '../helpers/agent.js';
@@ -163,5 +163,24 @@ describe('concurrent keys.migrateKeys', () => {
     expect(got).toMatchObject({ keyId, start: seam.start, credits: { remaining: 0 } });
     expect(expectOk(await call(srv(), 'keys.verifyKey', { key: seam.key }))).toMatchObject({ valid: false, code: 'USAGE_EXCEEDED', keyId });
     expect((expectOk(await call(srv(), 'apis.listKeys', { apiId })) as unknown[]).length).toBe(1);
+  });
+
+  it.each([1, 2, 3])('round %i: 8 concurrent first verifications {migrationId}, refused and VALID interleaved: each answered as alone, the key moved by the VALID ones only', async () => {
+    const apiId = await createApi(srv());
+    const seam = seamKey();
+    const res = expectOk(await call(srv(), 'keys.migrateKeys', { migrationId: seamMigrationId, apiId, keys: [{ hash: seam.hash, credits: { remaining: 10 }, permissions: ['seam.read'] }] })) as Migrated;
+    const keyId = res.migrated[0]?.keyId;
+    type Reply = { valid: boolean; code: string; keyId?: string; credits?: number };
+    const refusing = { key: seam.key, migrationId: seamMigrationId, permissions: 'seam.write' };
+    // Refused ones alone first: the key stays pending.
+    const refused = await concurrently<Reply>(Array.from({ length: 8 }, () => refusing), 'keys.verifyKey');
+    expect(refused.map((r) => [r.code, r.keyId, r.credits])).toEqual(Array.from({ length: 8 }, () => ['INSUFFICIENT_PERMISSIONS', keyId, 10]));
+    expect(expectOk(await call(srv(), 'keys.verifyKey', { key: seam.key }))).toEqual({ valid: false, code: 'NOT_FOUND' });
+    const replies = await concurrently<Reply>(Array.from({ length: 8 }, (_, i) => (i % 2 === 0 ? refusing : { key: seam.key, migrationId: seamMigrationId })), 'keys.verifyKey');
+    for (const r of replies) expect(r.keyId).toBe(keyId);
+    expect(replies.filter((_, i) => i % 2 === 0).map((r) => r.code)).toEqual(Array.from({ length: 4 }, () => 'INSUFFICIENT_PERMISSIONS'));
+    expect(replies.filter((_, i) => i % 2 === 1).map((r) => [r.code, r.credits]).sort()).toEqual([6, 7, 8, 9].map((credits) => ['VALID', credits]));
+    expect(expectOk(await call(srv(), 'keys.getKey', { keyId }))).toMatchObject({ keyId, start: seam.start, credits: { remaining: 6 } });
+    expect(expectOk(await call(srv(), 'keys.verifyKey', { key: seam.key }))).toMatchObject({ valid: true, code: 'VALID', keyId, credits: 5 });
   });
 });

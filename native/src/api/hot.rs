@@ -152,7 +152,7 @@ fn entry(env: Env, args: &[napi_value; 2], serve: impl FnOnce(&Context<'_>, &[u8
 pub fn verify_key(env: Env, args: &[napi_value; 2]) -> Result<napi_value, Error> {
     entry(env, args, |ctx, request| {
         let Some(b) = body::verify(request) else { return Ok(None) };
-        let req = verify::Request { workspace_id: ctx.workspace_id, allowed_apis: ctx.scope, key: b.key.as_bytes(), cost: b.cost, query: b.permissions.as_deref(), named: b.named, now_ms: ctx.now_ms, credits: ctx.credits, windows: ctx.windows };
+        let req = verify::Request { workspace_id: ctx.workspace_id, allowed_apis: ctx.scope, key: b.key.as_bytes(), key_hash: ctx.key_hash, cost: b.cost, query: b.permissions.as_deref(), named: b.named, now_ms: ctx.now_ms, credits: ctx.credits, windows: ctx.windows };
         answer(env, ctx, events::VERIFY, request, |scratch| verify::verify(&req, scratch).map_err(verify_error)).map(Some)
     })
 }

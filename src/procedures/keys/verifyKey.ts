@@ -1,4 +1,4 @@
-import { moveMigratedKey } from '../../edits/migrated.js';
+import { afterPlaceholder, pendingKey } from '../../edits/migrated.js';
 import { errorCode } from '../../engine/native.js';
 import type { Outcome, Payment, Served } from '../../engine/hotCalls.js';
 import { insufficientPermissions, invalidInput, permissionsQuerySyntax, unknownRateLimit } from '../../errors/errors.js';
@@ -32,15 +32,18 @@ export function verifyKey(input: VerifyKeyInput, ctx: Ctx): Served | Promise<Ser
   if (scope === null) throw insufficientPermissions(['apis.*.verify_key', 'apis.<apiId>.verify_key']);
   const { migrationId, ...engineInput } = input;
   const request = Buffer.from(JSON.stringify(engineInput));
-  const again = (payment?: Payment): Outcome => {
+  const under = (keyHash?: Buffer) => (payment?: Payment): Outcome => {
     try {
-      return ctx.hot.verifyKey(request, ctx.principal.workspaceId, scope, ctx.nowMs, true, payment);
+      return ctx.hot.verifyKey(request, ctx.principal.workspaceId, scope, ctx.nowMs, true, payment, keyHash);
     } catch (err) {
       throw refusalAsError(err);
     }
   };
-  const moving = migrationId === undefined ? undefined : moveMigratedKey(migrationId, input.key, ctx);
-  return moving === undefined ? ctx.settle(again(), again) : moving.then(() => ctx.settle(again(), again));
+  const again = under();
+  const pending = migrationId === undefined ? undefined : pendingKey(migrationId, input.key, ctx);
+  if (pending === undefined) return ctx.settle(again(), again);
+  const atPlaceholder = under(pending.placeholder);
+  return Promise.resolve(ctx.settle(atPlaceholder(), atPlaceholder)).then((served) => afterPlaceholder(pending, served, ctx, () => ctx.settle(again(), again)));
 }
 
 /**

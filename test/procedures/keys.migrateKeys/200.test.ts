@@ -1,10 +1,10 @@
 // keys.migrateKeys 200: the {migrated, failed} shape, every field of a key stored (read back
 // with keys.getKey and keys.verifyKey), each algorithm's keys verifying (seam keys moved
-// under keyward's hash on their first verification with migrationId), duplicates in
+// under keyward's hash on their first VALID verification with migrationId), duplicates in
 // `failed`, and identities / permissions / roles found or created, never duplicated.
 import { describe, expect, it } from 'vitest';
 import { inProcessServer } from '../../helpers/inProcess.js';
-import { call, createApi, expectOk } from '../../helpers/server.js';
+import { call, createApi, expectError, expectOk } from '../../helpers/server.js';
 import { base58Decode, getKey, newKey, newRole, uniq, verify } from '../../helpers/keys.js';
 import { legacyKey, newMigration, seamKey, sha256Base64, sha256Hex } from '../../helpers/migrations.js';
 
@@ -313,13 +313,89 @@ describe('keys.migrateKeys 200: each algorithm verifies', () => {
     expect(await getKey(srv(), keyId)).toMatchObject({ keyId, start: seam.start, name: 'seam full', meta: { m: 1 }, credits: { remaining: 0 }, identity: { externalId: `${stem}.user` }, roles: [`${stem}_role`], permissions: [`${stem}.read`] });
   });
 
-  it('seamapi: a disabled key is moved and answers DISABLED', async () => {
+});
+
+/** A refusal of a key with these fields, what makes its next verification VALID, and that one's request. */
+interface Refusal {
+  code: string;
+  fields: Record<string, unknown>;
+  request?: Record<string, unknown>;
+  mend?: Record<string, unknown>;
+  valid?: Record<string, unknown>;
+}
+
+const REFUSALS: Refusal[] = [
+  { code: 'DISABLED', fields: { enabled: false }, mend: { enabled: true } },
+  { code: 'EXPIRED', fields: { expires: Date.now() - 60_000 }, mend: { expires: null } },
+  { code: 'USAGE_EXCEEDED', fields: { credits: { remaining: 0 } }, mend: { credits: { remaining: 2 } } },
+  // Nothing of the window is spent by the refusal: the VALID one then takes the whole limit.
+  { code: 'RATE_LIMITED', fields: { ratelimits: [{ name: 'hourly', limit: 2, duration: 3_600_000 }] }, request: { ratelimits: [{ name: 'hourly', cost: 3 }] }, valid: { ratelimits: [{ name: 'hourly', cost: 2 }] } },
+  { code: 'INSUFFICIENT_PERMISSIONS', fields: { permissions: ['seam.read'] }, request: { permissions: 'seam.write' }, valid: { permissions: 'seam.read' } },
+];
+
+describe('keys.migrateKeys 200: seamapi keys move on their first VALID verification only', () => {
+  /** A pending seam key and a sha256-migrated key with the same fields (a normal key); their ids. */
+  async function twins(fields: Record<string, unknown>): Promise<{ mig: string; seam: ReturnType<typeof seamKey>; keyId: string; normal: string; normalId: string }> {
     const apiId = await createApi(srv());
     const mig = newMigration(srv(), 'github.com/seamapi/prefixed-api-key');
     const seam = seamKey();
-    const keyId = await migrateOne(mig, apiId, { hash: seam.hash, enabled: false });
-    expect(await verify(srv(), seam.key, { migrationId: mig })).toMatchObject({ valid: false, code: 'DISABLED', keyId });
-    expect(await verify(srv(), seam.key)).toMatchObject({ valid: false, code: 'DISABLED', keyId });
+    const keyId = await migrateOne(mig, apiId, { hash: seam.hash, ...fields });
+    const normal = legacyKey();
+    const normalId = await migrateOne(newMigration(srv(), 'sha256'), apiId, { hash: sha256Hex(normal), ...fields });
+    return { mig, seam, keyId, normal, normalId };
+  }
+
+  /** A verification's answer without what differs between two keys of the same fields (their ids, their limits' ids). */
+  function alike(answer: { ratelimits?: { id: string }[] }): unknown {
+    return { ...answer, keyId: undefined, ratelimits: answer.ratelimits?.map((r) => ({ ...r, id: undefined })) };
+  }
+
+  it.each(REFUSALS)('$code: answered as a normal key is, not moved; the first VALID one moves it', async ({ code, fields, request = {}, mend, valid = {} }) => {
+    const { mig, seam, keyId, normal, normalId } = await twins(fields);
+    const refused = await verify(srv(), seam.key, { migrationId: mig, ...request });
+    expect(refused).toMatchObject({ valid: false, code, keyId });
+    expect(alike(refused)).toEqual(alike(await verify(srv(), normal, request)));
+    expect(await verify(srv(), seam.key)).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect((await getKey(srv(), keyId)).start).toBe('');
+    if (mend !== undefined) for (const id of [keyId, normalId]) expectOk(await call(srv(), 'keys.updateKey', { keyId: id, ...mend }));
+    const accepted = await verify(srv(), seam.key, { migrationId: mig, ...valid });
+    expect(accepted).toMatchObject({ valid: true, code: 'VALID', keyId });
+    expect(alike(accepted)).toEqual(alike(await verify(srv(), normal, valid)));
+    expect((await getKey(srv(), keyId)).start).toBe(seam.start);
+    expect(await verify(srv(), seam.key)).toMatchObject({ valid: true, code: 'VALID', keyId });
+  });
+
+  it.each([
+    ['400 permissions_query_syntax_error', { permissions: 'seam.read AND' }, 400, 'permissions_query_syntax_error'],
+    ['412 precondition_failed (an unknown limit)', { ratelimits: [{ name: 'missing_limit' }] }, 412, 'precondition_failed'],
+  ] as const)('%s: not moved, nothing spent; the first VALID one moves it', async (_, request, status, name) => {
+    const { mig, seam, keyId } = await twins({ credits: { remaining: 2 }, permissions: ['seam.read'] });
+    expectError(await call(srv(), 'keys.verifyKey', { key: seam.key, migrationId: mig, ...request }), status, name);
+    expect(await verify(srv(), seam.key)).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(await getKey(srv(), keyId)).toMatchObject({ start: '', credits: { remaining: 2 } });
+    expect(await verify(srv(), seam.key, { migrationId: mig })).toMatchObject({ valid: true, code: 'VALID', keyId, credits: 1 });
+    expect(await verify(srv(), seam.key)).toMatchObject({ valid: true, code: 'VALID', keyId, credits: 0 });
+  });
+
+  it.each([true, false])('two at once, a refused one and a VALID one (the VALID one first: %s): each answered as alone, the key moved', async (validFirst) => {
+    const { mig, seam, keyId } = await twins({ credits: { remaining: 3 }, permissions: ['seam.read'] });
+    const refusing = { migrationId: mig, permissions: 'seam.write' };
+    const [refused, accepted] = validFirst
+      ? (await Promise.all([verify(srv(), seam.key, { migrationId: mig }), verify(srv(), seam.key, refusing)])).reverse()
+      : await Promise.all([verify(srv(), seam.key, refusing), verify(srv(), seam.key, { migrationId: mig })]);
+    expect(refused).toMatchObject({ valid: false, code: 'INSUFFICIENT_PERMISSIONS', keyId });
+    expect(accepted).toMatchObject({ valid: true, code: 'VALID', keyId, credits: 2 });
+    expect(await getKey(srv(), keyId)).toMatchObject({ start: seam.start, credits: { remaining: 2 } });
+    expect(await verify(srv(), seam.key)).toMatchObject({ valid: true, code: 'VALID', keyId, credits: 1 });
+  });
+
+  it('two VALID at once: both VALID, credits spent by each, the key moved once', async () => {
+    const { mig, seam, keyId } = await twins({ credits: { remaining: 3 } });
+    const both = await Promise.all([verify(srv(), seam.key, { migrationId: mig }), verify(srv(), seam.key, { migrationId: mig })]);
+    expect(both.map((v: { code: string }) => v.code)).toEqual(['VALID', 'VALID']);
+    expect(both.map((v: { credits: number }) => v.credits).sort()).toEqual([1, 2]);
+    expect(await getKey(srv(), keyId)).toMatchObject({ start: seam.start, credits: { remaining: 1 } });
+    expect(await verify(srv(), seam.key)).toMatchObject({ valid: true, code: 'VALID', keyId, credits: 0 });
   });
 });
 
