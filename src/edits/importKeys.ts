@@ -6,13 +6,13 @@
 // transaction runs in one engine call: the writer, which the hot calls wait for, is held for
 // the writes alone.
 import { newId } from '../domain/ids.js';
-import { legacyHashShape, storedHash } from '../domain/legacyHash.js';
+import { formerStoredHashes, legacyHashShape, needsRehash, storedHash } from '../domain/legacyHash.js';
 import { ApiError } from '../errors/apiError.js';
 import { apiNotFound, invalidInput, migrationNotFound, transportedError } from '../errors/errors.js';
 import { DEFAULT_BYTE_LENGTH } from '../schemas/keys.js';
 import { findApi } from '../store/apis.js';
 import { asStorageError, direct } from '../store/db.js';
-import { findMigration, hashTaken, planHashFree } from '../store/migrations.js';
+import { findMigration, hashTaken, listMigrations, planHashFree } from '../store/migrations.js';
 import { GROUP, WritePlan } from '../store/writePlan.js';
 import type { PoolReply, StoreOpening } from '../workers/jobs.js';
 import { native } from '../engine/native.js';
@@ -34,6 +34,8 @@ export interface MigrateKeysResult {
 interface Drafted {
   hash: string;
   at: Buffer;
+  /** Where a store written before may hold a key of the same hash (legacyHash.ts formerStoredHashes): the key fails if one does. */
+  formerAt: Buffer[];
   draft: NewKey;
   /** Its group in the call's plan (newKey.ts planEarlyKey); 'repeat': its hash came earlier in the call (failed); 'insert': insertKey writes it. */
   write: number | 'repeat' | 'insert';
@@ -57,20 +59,23 @@ export function draftImport(input: MigrateKeysInput, workspaceId: string, nowMs:
   const identities = new Map<string, PlannedIdentity>();
   const plan = new WritePlan();
   const seen = new Set<string>();
+  // Migrations are few: each key of a rehash migration is checked against each one's former placeholder.
+  const formers = needsRehash(migration.algorithm) ? listMigrations(undefined).filter((m) => needsRehash(m.algorithm)).map((m) => m.id) : [];
   const keys = input.keys.map((k, i): Drafted => {
-    const at = storedHash(migration.algorithm, migration.id, k.hash);
+    const at = storedHash(migration.algorithm, k.hash);
     if (at === undefined) throw invalidInput(`body.keys[${i}].hash`, `is not a hash of migration ${migration.id} (${migration.algorithm}): expected ${legacyHashShape(migration.algorithm)}`);
+    const formerAt = formers.length === 0 ? [] : formerStoredHashes(formers, k.hash);
     // A reroll of a migrated key makes a keyward key of the default shape (16 bytes, no prefix).
     const identity = { id: newId('key', nowMs), apiId: input.apiId, workspaceId, hash: at.toString('base64'), start: '', byteLength: DEFAULT_BYTE_LENGTH };
     const draft = draftKey(identity, k, nowMs, `body.keys[${i}]`);
-    if (seen.has(identity.hash)) return { hash: k.hash, at, draft, write: 'repeat' };
+    if (seen.has(identity.hash)) return { hash: k.hash, at, formerAt, draft, write: 'repeat' };
     seen.add(identity.hash);
     const early = encodeEarly(draft, identities, nowMs);
-    if (early === undefined) return { hash: k.hash, at, draft, write: 'insert' };
+    if (early === undefined) return { hash: k.hash, at, formerAt, draft, write: 'insert' };
     const group = plan.group();
-    planHashFree(plan, at);
+    for (const hash of [at, ...formerAt]) planHashFree(plan, hash);
     planEarlyKey(plan, early);
-    return { hash: k.hash, at, draft, write: group };
+    return { hash: k.hash, at, formerAt, draft, write: group };
   });
   return { keys, plan };
 }
@@ -84,9 +89,9 @@ export function writeImport(workspaceId: string, apiId: string, { keys, plan }: 
   if (findApi(workspaceId, apiId) === undefined) throw apiNotFound(apiId);
   const outcomes = plan.groups > 0 ? plan.run() : undefined;
   const result: MigrateKeysResult = { migrated: [], failed: [] };
-  for (const { hash, at, draft, write } of keys) {
+  for (const { hash, at, formerAt, draft, write } of keys) {
     const outcome = typeof write === 'number' ? outcomes?.[write] : undefined;
-    const taken = write === 'repeat' || outcome === GROUP.present || (write === 'insert' && hashTaken(at));
+    const taken = write === 'repeat' || outcome === GROUP.present || (write === 'insert' && [at, ...formerAt].some(hashTaken));
     if (taken) {
       result.failed.push(hash);
       continue;

@@ -3,7 +3,7 @@
 // hash, and moved under keyward's own hash by its first VALID verification, so later ones take
 // the normal path, with or without migrationId. A verification that is not VALID, or that
 // ends in an error, leaves it where it was.
-import { needsRehash, placeholderOfKey } from '../domain/legacyHash.js';
+import { needsRehash, placeholdersOfKey } from '../domain/legacyHash.js';
 import type { Served } from '../engine/hotCalls.js';
 import { migrationNotFound } from '../errors/errors.js';
 import type { Ctx } from '../request/context.js';
@@ -30,7 +30,7 @@ export function pendingKey(migrationId: string, key: string, ctx: Ctx): PendingK
   if (!needsRehash(migration.algorithm)) return undefined;
   const ownHash = keyHashBytes(key);
   if (keyAtHash(ownHash) !== undefined) return undefined;
-  const placeholder = placeholderOfKey(migration.id, key);
+  const placeholder = placeholdersOfKey(migration.id, key)?.find((at) => keyAtHash(at) !== undefined);
   if (placeholder === undefined) return undefined;
   const pending = keyAtHash(placeholder);
   // Only a root key that may verify the key moves it (others are answered NOT_FOUND as usual).

@@ -3,12 +3,13 @@
 // externalIds / permissions / roles must find or create ONE of each; calls with overlapping
 // hashes must migrate every hash exactly once (each in `migrated` of exactly one call, in
 // `failed` of every other call naming it); concurrent first verifications of a pending seam
-// key with migrationId move it once (only VALID ones move it) and spend its credits exactly.
+// key with migrationId move it once (only VALID ones move it) and spend its credits exactly;
+// calls of two workspaces naming the same seam hashes migrate each hash once in the store.
 import http from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { postWithAgent } from '../helpers/agent.js';
 import { liveServer } from '../helpers/live.js';
-import { bootstrapWorkspace, call, cli, createApi, expectOk } from '../helpers/server.js';
+import { bootstrapWorkspace, call, cli, createApi, expectOk, rootKeyWith } from '../helpers/server.js';
 import { uniq } from '../helpers/keys.js';
 import { legacyKey, seamKey, sha256Hex } from '../helpers/migrations.js';
 
@@ -146,6 +147,48 @@ describe('concurrent keys.migrateKeys', () => {
     expect(listed).toEqual([...winner.values()].sort());
     for (const [i, key] of keys.entries()) {
       expect(expectOk(await call(srv(), 'keys.verifyKey', { key }))).toMatchObject({ valid: true, code: 'VALID', keyId: winner.get(hashes[i] as string) });
+    }
+  });
+
+  it.each([1, 2, 3])('round %i: 8 calls from two workspaces, each with a seam migration, naming the same legacy hashes → every hash migrated exactly once in the store', async () => {
+    const other = await cli(['workspaces', 'create'], srv().dataDir);
+    if (other.code !== 0) throw new Error(`workspaces create failed: ${other.stderr}`);
+    const otherWs = (other.json as { workspaceId: string }).workspaceId;
+    const theirs = { url: srv().url, rootKey: (await rootKeyWith(srv(), ['*'], otherWs)).key };
+    const sides = [
+      { server: { url: srv().url, rootKey: srv().rootKey }, migrationId: seamMigrationId, apiId: await createApi(srv()) },
+      { server: theirs, migrationId: await newMigration(otherWs, 'github.com/seamapi/prefixed-api-key'), apiId: await createApi(theirs) },
+    ];
+    const seams = Array.from({ length: 6 }, () => seamKey());
+    const hashes = seams.map((k) => k.hash);
+    const agent = new http.Agent({ keepAlive: false, maxSockets: 8 });
+    let results: Migrated[];
+    try {
+      const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => {
+        const side = sides[i % 2] as (typeof sides)[number];
+        return postWithAgent(agent, `${side.server.url}/v2/keys.migrateKeys`, side.server.rootKey, { migrationId: side.migrationId, apiId: side.apiId, keys: hashes.map((hash) => ({ hash })) });
+      }));
+      for (const r of replies) expect(r.status, r.text).toBe(200);
+      results = replies.map((r) => (JSON.parse(r.text) as { data: Migrated }).data);
+    } finally {
+      agent.destroy();
+    }
+    const winner = new Map<string, number>();
+    for (const [i, r] of results.entries()) {
+      expect([...r.migrated.map((m) => m.hash), ...r.failed].sort()).toEqual([...hashes].sort());
+      for (const m of r.migrated) {
+        expect(winner.has(m.hash), `${m.hash} migrated twice`).toBe(false);
+        winner.set(m.hash, i % 2);
+      }
+    }
+    expect(winner.size).toBe(hashes.length);
+    // Each key verifies through the migration of the workspace that won it, and only there.
+    for (const seam of seams) {
+      const won = winner.get(seam.hash) as number;
+      for (const [s, side] of sides.entries()) {
+        const v = expectOk(await call(side.server, 'keys.verifyKey', { key: seam.key, migrationId: side.migrationId }));
+        expect(v).toMatchObject(s === won ? { valid: true, code: 'VALID' } : { valid: false, code: 'NOT_FOUND' });
+      }
     }
   });
 

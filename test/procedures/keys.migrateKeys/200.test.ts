@@ -2,11 +2,15 @@
 // with keys.getKey and keys.verifyKey), each algorithm's keys verifying (seam keys moved
 // under keyward's hash on their first VALID verification with migrationId), duplicates in
 // `failed`, and identities / permissions / roles found or created, never duplicated.
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { inProcessServer } from '../../helpers/inProcess.js';
 import { call, createApi, expectError, expectOk } from '../../helpers/server.js';
 import { base58Decode, getKey, newKey, newRole, uniq, verify } from '../../helpers/keys.js';
 import { legacyKey, newMigration, seamKey, sha256Base64, sha256Hex } from '../../helpers/migrations.js';
+import { native } from '../../../src/engine/native.js';
+import { direct } from '../../../src/store/db.js';
+import { getKeyRecord, saveKey } from '../../../src/store/keys.js';
 
 const srv = inProcessServer();
 
@@ -277,16 +281,17 @@ describe('keys.migrateKeys 200: each algorithm verifies', () => {
     expect(await verify(srv(), seam.key, { migrationId: mig })).toMatchObject({ valid: true, code: 'VALID', keyId });
   });
 
-  it('seamapi: a pending key is not found through another migration of the workspace', async () => {
+  it('seamapi: a pending key is found through any seamapi migration of its workspace (its hash is held once in the store), not through a sha256 one', async () => {
     const apiId = await createApi(srv());
     const mig = newMigration(srv(), 'github.com/seamapi/prefixed-api-key');
     const otherSeam = newMigration(srv(), 'github.com/seamapi/prefixed-api-key');
     const sha = newMigration(srv(), 'sha256');
     const seam = seamKey();
     const keyId = await migrateOne(mig, apiId, { hash: seam.hash });
-    expect(await verify(srv(), seam.key, { migrationId: otherSeam })).toEqual({ valid: false, code: 'NOT_FOUND' });
     expect(await verify(srv(), seam.key, { migrationId: sha })).toEqual({ valid: false, code: 'NOT_FOUND' });
-    expect(await verify(srv(), seam.key, { migrationId: mig })).toMatchObject({ valid: true, code: 'VALID', keyId });
+    expect(await verify(srv(), seam.key)).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(await verify(srv(), seam.key, { migrationId: otherSeam })).toMatchObject({ valid: true, code: 'VALID', keyId });
+    expect(await verify(srv(), seam.key)).toMatchObject({ valid: true, code: 'VALID', keyId });
   });
 
   it('seamapi: the move keeps every field (credits spent at the first verification stay spent)', async () => {
@@ -479,13 +484,15 @@ describe('keys.migrateKeys 200: duplicates', () => {
     expect(await listKeyIds(apiId)).toEqual([first.migrated[0]?.keyId, second.migrated[0]?.keyId].sort());
   });
 
-  it('seamapi: a pending hash migrated again, or repeated → failed', async () => {
+  it('seamapi: a pending hash migrated again (by its migration or another of the workspace), or repeated → failed', async () => {
     const apiId = await createApi(srv());
     const mig = newMigration(srv(), 'github.com/seamapi/prefixed-api-key');
     const seam = seamKey();
     const keyId = await migrateOne(mig, apiId, { hash: seam.hash });
     expect(await migrate(mig, apiId, [{ hash: seam.hash }, { hash: seam.hash }])).toEqual({ migrated: [], failed: [seam.hash, seam.hash] });
+    expect(await migrate(newMigration(srv(), 'github.com/seamapi/prefixed-api-key'), apiId, [{ hash: seam.hash }])).toEqual({ migrated: [], failed: [seam.hash] });
     expect(await listKeyIds(apiId)).toEqual([keyId]);
+    expect(await verify(srv(), seam.key, { migrationId: mig })).toMatchObject({ valid: true, keyId });
   });
 
   it('seamapi: a hash whose key was already moved by its first verification → failed (no second key)', async () => {
@@ -496,6 +503,53 @@ describe('keys.migrateKeys 200: duplicates', () => {
     expect(await verify(srv(), seam.key, { migrationId: mig })).toMatchObject({ valid: true, keyId });
     expect(await migrate(mig, apiId, [{ hash: seam.hash }])).toEqual({ migrated: [], failed: [seam.hash] });
     expect(await listKeyIds(apiId)).toEqual([keyId]);
+  });
+
+  it('seamapi: a hash another workspace\'s migration holds, pending or moved → failed; their key is unchanged', async () => {
+    const otherWs = srv().newWorkspace();
+    const foreign = { ...srv(), rootKey: srv().rootKeyWith(['*'], otherWs).key };
+    const theirApi = await createApi(foreign);
+    const theirMig = newMigration(srv(), 'github.com/seamapi/prefixed-api-key', otherWs);
+    const pending = seamKey();
+    const moved = seamKey();
+    const theirs = expectOk(await call(foreign, 'keys.migrateKeys', { migrationId: theirMig, apiId: theirApi, keys: [{ hash: pending.hash }, { hash: moved.hash }] })) as Migrated;
+    expect(theirs.failed).toEqual([]);
+    expect(await verify(foreign, moved.key, { migrationId: theirMig })).toMatchObject({ valid: true, keyId: theirs.migrated[1]?.keyId });
+    const apiId = await createApi(srv());
+    const mig = newMigration(srv(), 'github.com/seamapi/prefixed-api-key');
+    expect(await migrate(mig, apiId, [{ hash: pending.hash }, { hash: moved.hash }])).toEqual({ migrated: [], failed: [pending.hash, moved.hash] });
+    expect(await verify(srv(), pending.key, { migrationId: mig })).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(await verify(foreign, pending.key, { migrationId: theirMig })).toMatchObject({ valid: true, keyId: theirs.migrated[0]?.keyId });
+    expect(await verify(foreign, moved.key)).toMatchObject({ valid: true, keyId: theirs.migrated[1]?.keyId });
+    expect(await listKeyIds(apiId)).toEqual([]);
+  });
+
+  it('seamapi, a store written before placeholders were one per hash: its pending key verifies and moves through its migration, and its hash → failed in any migration', async () => {
+    const apiId = await createApi(srv());
+    const mig = newMigration(srv(), 'github.com/seamapi/prefixed-api-key');
+    const seam = seamKey();
+    const keyId = await migrateOne(mig, apiId, { hash: seam.hash });
+    // As such a store held it: under a digest of (migration id, legacy digest).
+    const former = createHash('sha256').update('keyward-migration\0').update(mig).update('\0').update(Buffer.from(seam.hash, 'hex')).digest();
+    direct.transact(() => {
+      const record = getKeyRecord(keyId);
+      if (record === undefined) throw new Error(`no key ${keyId}`);
+      native.del('key_records', Buffer.from(record.hash, 'base64'));
+      saveKey({ ...record, hash: former.toString('base64') }, record);
+      native.put('keys', keyId, former);
+    });
+    const otherWs = srv().newWorkspace();
+    const foreign = { ...srv(), rootKey: srv().rootKeyWith(['*'], otherWs).key };
+    const theirMig = newMigration(srv(), 'github.com/seamapi/prefixed-api-key', otherWs);
+    for (const [server, migrationId, api] of [[srv(), mig, apiId], [srv(), newMigration(srv(), 'github.com/seamapi/prefixed-api-key'), apiId], [foreign, theirMig, await createApi(foreign)]] as const) {
+      expect(expectOk(await call(server, 'keys.migrateKeys', { migrationId, apiId: api, keys: [{ hash: seam.hash }] }))).toEqual({ migrated: [], failed: [seam.hash] });
+    }
+    expect(await verify(srv(), seam.key)).toEqual({ valid: false, code: 'NOT_FOUND' });
+    expect(await verify(srv(), seam.key, { migrationId: mig, permissions: 'nope' })).toMatchObject({ valid: false, code: 'INSUFFICIENT_PERMISSIONS', keyId });
+    expect(await verify(srv(), seam.key, { migrationId: mig })).toMatchObject({ valid: true, code: 'VALID', keyId });
+    expect(await verify(srv(), seam.key)).toMatchObject({ valid: true, code: 'VALID', keyId });
+    expect((await getKey(srv(), keyId)).start).toBe(seam.start);
+    expect(await migrate(mig, apiId, [{ hash: seam.hash }])).toEqual({ migrated: [], failed: [seam.hash] });
   });
 
   it('sha256: the hash of a key keyward made (keys.createKey) → failed; that key is unchanged', async () => {
