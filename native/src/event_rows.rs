@@ -7,29 +7,100 @@
 //! feeds, so that DuckDB reads a batch by splitting each column once and zipping them (no
 //! list per row to build and index). The columns, in this order (database.ts names them):
 //!
-//! - verifications: request_id, time, workspace_id, key_space_id, external_id, key_id,
-//!   outcome, tags, spent_credits;
-//! - rate-limit decisions (a multiLimit's limits one row each): request_id, time,
-//!   workspace_id, namespace_id, namespace_name, identifier, passed (1 or 0), latency (µs),
-//!   override_id, limit, remaining, reset_at, tokens.
+//! - verifications: request_id, time, dim, external_id, key_id, tags, spent_credits;
+//! - rate-limit decisions (a multiLimit's limits one row each): request_id, time, dim,
+//!   identifier, passed (1 or 0), latency (µs), limit, remaining, reset_at, tokens.
+//!
+//! `dim` is the id of the row's dim: the tuple of the fields a batch holds few of (a
+//! verification's workspace_id, key_space_id and outcome; a limit's workspace_id,
+//! namespace_id, namespace_name and override_id), which the database stores once (schema.ts,
+//! "dims") rather than as text in every row: a long text per row cost DuckDB about 0.1 µs of
+//! CPU in its write-ahead log alone (bench/HISTORY.md, 2026-11-30). The ids are the
+//! database's (event_dims.rs); the dims a batch numbered are listed (`Dims::added`).
 //!
 //! Text values are escaped so that none holds a line feed, a tab, a unit separator (31) or a
 //! NUL: those and `%` become `%` and two hex digits (`%0A`, `%09`, `%1F`, `%00`, `%25`); a
 //! column's bit in `escaped` says whether any of its values was (DuckDB undoes escapes only
-//! there). `tags` is empty for none, else each tag preceded by a unit separator. A line that
-//! does not read as an event (no outcome, not JSON) gives no row and is counted.
+//! there). `tags` is empty for none, else each tag preceded by a unit separator. The fields
+//! of a dim are not escaped (they reach JavaScript as strings of their own). A line that does
+//! not read as an event (no outcome, not JSON) gives no row and is counted.
 
 use std::borrow::Cow;
 
+use crate::event_dims::Known;
 use crate::events::{LIMIT, MULTI_LIMIT, VERIFY};
 use crate::ffi::os;
 use crate::json;
 use crate::json_read::{boolean, decode, elements, int, last_member, member, members, plain_int};
 
 /// The columns of the verifications table, and of the rate-limit one.
-pub const VERIFICATION_COLUMNS: usize = 9;
-pub const RATELIMIT_COLUMNS: usize = 13;
+pub const VERIFICATION_COLUMNS: usize = 7;
+pub const RATELIMIT_COLUMNS: usize = 10;
 const MAX_COLUMNS: usize = RATELIMIT_COLUMNS;
+/// The column that holds a row's dim (the module comment lists each table's dim fields).
+const DIM: usize = 2;
+
+/// A table's dims while a batch is read: the database's (`known`, event_dims.rs, lent to the
+/// read), the row's as far as read, and those the batch numbered (`added`), which the database
+/// stores with its rows.
+#[derive(Debug, Default, PartialEq)]
+pub struct Dims {
+    known: Known,
+    /// The row being read's dim, as far as read: its fields as `Known` keys them.
+    current: Vec<u8>,
+    /// The last row's dim and its id: the next row's, without a lookup, when the same (a
+    /// batch is mostly one workspace's, one API's or namespace's).
+    last: Vec<u8>,
+    last_id: Option<u32>,
+    added: Vec<(u32, Vec<u8>)>,
+}
+
+impl Dims {
+    fn clear(&mut self) {
+        self.current.clear();
+        self.last_id = None;
+        self.added.clear();
+    }
+
+    fn field(&mut self, s: &[u8]) {
+        self.current.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        self.current.extend_from_slice(s);
+    }
+
+    /// The id of the row's dim (`current`, then emptied).
+    fn end(&mut self) -> u32 {
+        let id = match self.last_id {
+            Some(id) if self.last == self.current => id,
+            _ => {
+                let (id, new) = self.known.id(&self.current);
+                if new {
+                    self.added.push((id, self.current.clone()));
+                }
+                self.last.clear();
+                self.last.extend_from_slice(&self.current);
+                self.last_id = Some(id);
+                id
+            }
+        };
+        self.current.clear();
+        id
+    }
+
+    /// The dims the batch numbered: each one's id and fields.
+    pub fn added(&self) -> impl Iterator<Item = (u32, impl Iterator<Item = &[u8]>)> {
+        self.added.iter().map(|(id, key)| (*id, fields(key)))
+    }
+}
+
+/// The fields of a dim as `Known` keys it.
+fn fields(mut key: &[u8]) -> impl Iterator<Item = &[u8]> {
+    std::iter::from_fn(move || {
+        let (len, after) = key.split_first_chunk::<4>()?;
+        let (field, after) = after.split_at(u32::from_le_bytes(*len) as usize);
+        key = after;
+        Some(field)
+    })
+}
 
 /// One table's rows, as one text per column.
 #[derive(Debug, PartialEq)]
@@ -39,6 +110,7 @@ pub struct Columns {
     pub rows: u32,
     /// Bit i: some value of column i was escaped.
     pub escaped: u32,
+    pub dims: Dims,
 }
 
 /// Where a table's columns stood before a line, to take back a line that does not read.
@@ -46,7 +118,7 @@ type Mark = ([usize; MAX_COLUMNS], u32);
 
 impl Columns {
     fn new(columns: usize) -> Self {
-        Columns { texts: vec![Vec::new(); columns], rows: 0, escaped: 0 }
+        Columns { texts: vec![Vec::new(); columns], rows: 0, escaped: 0, dims: Dims::default() }
     }
 
     fn mark(&self) -> Mark {
@@ -62,6 +134,8 @@ impl Columns {
             text.truncate(len);
         }
         self.rows = rows;
+        // A dim already numbered stays (unused); one half read goes.
+        self.dims.current.clear();
     }
 
     pub fn columns(&self) -> usize {
@@ -107,6 +181,18 @@ impl Columns {
         }
         self.rows = 0;
         self.escaped = 0;
+        self.dims.clear();
+    }
+
+    /// A field of the row's dim (read_line's order: each row's fields one after another).
+    fn dim_field(&mut self, s: &[u8]) {
+        self.dims.field(s);
+    }
+
+    /// The row's dim is read: its id into column DIM.
+    fn end_dim(&mut self) {
+        let n = self.dims.end();
+        self.int(DIM, i64::from(n));
     }
 
     /// The tags column's value: each tag preceded by a unit separator.
@@ -142,7 +228,9 @@ thread_local! {
     static SPARE: std::cell::Cell<Option<Rows>> = const { std::cell::Cell::new(None) };
 }
 
-pub fn rows(lines: &[u8]) -> Rows {
+/// The rows of `lines`, their dims numbered as `known` (the database's: verifications, rate
+/// limits) has them, new ones added to it.
+pub fn rows(lines: &[u8], known: &mut [Known; 2]) -> Rows {
     let mut out = match SPARE.take() {
         Some(mut spare) => {
             spare.verifications.clear();
@@ -151,6 +239,11 @@ pub fn rows(lines: &[u8]) -> Rows {
         }
         None => Rows { verifications: Columns::new(VERIFICATION_COLUMNS), ratelimits: Columns::new(RATELIMIT_COLUMNS), unread: 0, min_time: i64::MAX },
     };
+    let [verifications, ratelimits] = known;
+    for (lent, table) in [(verifications, &mut out.verifications), (ratelimits, &mut out.ratelimits)] {
+        lent.start_batch();
+        std::mem::swap(lent, &mut table.dims.known);
+    }
     let mut rest = lines;
     while !rest.is_empty() {
         // memchr: a byte at a time, finding the lines was an eighth of a batch's reading.
@@ -161,6 +254,9 @@ pub fn rows(lines: &[u8]) -> Rows {
             out.unread += 1;
         }
     }
+    let [verifications, ratelimits] = known;
+    std::mem::swap(verifications, &mut out.verifications.dims.known);
+    std::mem::swap(ratelimits, &mut out.ratelimits.dims.known);
     out
 }
 
@@ -272,13 +368,15 @@ fn verification(h: &Head<'_>, time: i64, data: &[u8], out: &mut Columns) -> Opti
         ok.then_some(())?;
     }
     head_fields(h, time, out)?;
-    for (i, field) in [(3, Some(h.subject)), (4, external_id), (5, key_id)] {
+    out.dim_field(&decode(h.subject)?);
+    out.dim_field(&code);
+    out.end_dim();
+    for (i, field) in [(3, external_id), (4, key_id)] {
         out.text(i, &decode(field.unwrap_or(b"\"\""))?);
     }
-    out.text(6, &code);
-    out.tags(7, &tag_values);
+    out.tags(5, &tag_values);
     let spent = if &*code == b"VALID" && credits { cost.unwrap_or(1) } else { 0 };
-    out.int(8, spent);
+    out.int(6, spent);
     out.rows += 1;
     Some(())
 }
@@ -303,25 +401,26 @@ fn limit_row(h: &Head<'_>, time: i64, namespace_id: &[u8], request: &[u8], resul
         _ => {}
     })?;
     head_fields(h, time, out)?;
-    out.text(3, namespace_id);
-    out.text(4, &decode(name.unwrap_or(b"\"\""))?);
-    out.text(5, &decode(identifier.unwrap_or(b"\"\""))?);
-    out.int(6, i64::from(passed.unwrap_or(false)));
-    out.int_of(7, h.latency, 0);
-    out.text(8, &decode(override_id.unwrap_or(b"\"\""))?);
-    for (i, v) in [(9, limit), (10, remaining), (11, reset)] {
+    out.dim_field(namespace_id);
+    out.dim_field(&decode(name.unwrap_or(b"\"\""))?);
+    out.dim_field(&decode(override_id.unwrap_or(b"\"\""))?);
+    out.end_dim();
+    out.text(3, &decode(identifier.unwrap_or(b"\"\""))?);
+    out.int(4, i64::from(passed.unwrap_or(false)));
+    out.int_of(5, h.latency, 0);
+    for (i, v) in [(6, limit), (7, remaining), (8, reset)] {
         out.int_of(i, v, 0);
     }
-    out.int_of(12, cost, 1);
+    out.int_of(9, cost, 1);
     out.rows += 1;
     Some(())
 }
 
-/// request_id, time and workspace_id: the first three columns of both tables.
+/// request_id and time, the first two columns of both tables, and workspace_id, the first field of their dims.
 fn head_fields(h: &Head<'_>, time: i64, out: &mut Columns) -> Option<()> {
     out.text(0, &decode(h.request)?);
     out.int_of(1, h.time, time);
-    out.text(2, &decode(h.workspace)?);
+    out.dim_field(&decode(h.workspace)?);
     Some(())
 }
 
@@ -346,13 +445,22 @@ fn text(out: &mut Vec<u8>, s: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    /// The rows of `lines` read for a database that knows no dims yet.
+    fn rows(lines: &[u8]) -> Rows {
+        super::rows(lines, &mut [Known::default(), Known::default()])
+    }
+
     fn text_of(v: &[u8]) -> String {
         String::from_utf8(v.to_vec()).unwrap()
     }
 
-    /// The rows of `c`, each its values joined by tabs and followed by a line feed.
+    /// The rows of `c`, each its values joined by tabs and followed by a line feed; its dim as the dim's fields joined by `|`.
     fn as_rows(c: &Columns) -> String {
-        let columns: Vec<Vec<String>> = (0..c.texts.len()).map(|i| text_of(c.separated(i)).split('\n').map(str::to_owned).collect()).collect();
+        let mut columns: Vec<Vec<String>> = (0..c.texts.len()).map(|i| text_of(c.separated(i)).split('\n').map(str::to_owned).collect()).collect();
+        let dims: std::collections::HashMap<String, String> = c.dims.added().map(|(id, f)| (id.to_string(), f.map(text_of).collect::<Vec<_>>().join("|"))).collect();
+        for id in &mut columns[DIM] {
+            *id = dims.get(id.as_str()).cloned().unwrap_or_else(|| format!("#{id}"));
+        }
         (0..c.rows as usize).map(|r| columns.iter().map(|col| col[r].clone()).collect::<Vec<_>>().join("\t") + "\n").collect()
     }
 
@@ -361,8 +469,8 @@ mod tests {
         let line = br#"{"k":1,"t":1700000000000,"l":9,"w":"ws_1","r":"req_1","s":"api_1","b":{"key":"sk_x","tags":["path=/a","tab\there"],"credits":{"cost":3}},"p":{"meta":{"requestId":"req_1"},"data":{"valid":true,"code":"VALID","keyId":"key_1","credits":97,"meta":{"a":[1,{"b":"}"}]},"identity":{"id":"id_1","externalId":"cust_%1"}}}}"#;
         let r = rows(line);
         assert_eq!((r.unread, r.min_time, r.verifications.rows), (0, 1700000000000, 1));
-        assert_eq!(as_rows(&r.verifications), "req_1\t1700000000000\tws_1\tapi_1\tcust_%251\tkey_1\tVALID\t\u{1f}path=/a\u{1f}tab%09here\t3\n");
-        assert_eq!(r.verifications.escaped, 1 << 4 | 1 << 7, "external_id and tags held escapes");
+        assert_eq!(as_rows(&r.verifications), "req_1\t1700000000000\tws_1|api_1|VALID\tcust_%251\tkey_1\t\u{1f}path=/a\u{1f}tab%09here\t3\n");
+        assert_eq!(r.verifications.escaped, 1 << 3 | 1 << 5, "external_id and tags held escapes");
         assert_eq!(text_of(r.verifications.separated(0)), "req_1", "values are separated, not terminated");
         assert!(r.ratelimits.rows == 0);
     }
@@ -370,10 +478,10 @@ mod tests {
     #[test]
     fn credits_are_spent_only_by_a_valid_answer_of_a_key_with_credits() {
         let line = |code: &str, credits: &str| format!(r#"{{"k":1,"t":1,"l":0,"w":"w","r":"r","s":"","b":{{"key":"k"}},"p":{{"data":{{"code":"{code}"{credits}}}}}}}"#);
-        assert!(as_rows(&rows(line("VALID", r#","credits":5"#).as_bytes()).verifications).ends_with("\tVALID\t\t1\n"));
+        assert!(as_rows(&rows(line("VALID", r#","credits":5"#).as_bytes()).verifications).ends_with("|VALID\t\t\t\t1\n"));
         assert!(as_rows(&rows(line("VALID", r#","credits":null"#).as_bytes()).verifications).ends_with("\t0\n"));
         assert!(as_rows(&rows(line("USAGE_EXCEEDED", r#","credits":0"#).as_bytes()).verifications).ends_with("\t0\n"));
-        assert_eq!(as_rows(&rows(line("NOT_FOUND", "").as_bytes()).verifications), "r\t1\tw\t\t\t\tNOT_FOUND\t\t0\n");
+        assert_eq!(as_rows(&rows(line("NOT_FOUND", "").as_bytes()).verifications), "r\t1\tw||NOT_FOUND\t\t\t\t0\n");
     }
 
     #[test]
@@ -384,8 +492,23 @@ mod tests {
         assert_eq!(r.unread, 0);
         assert_eq!(
             as_rows(&r.ratelimits),
-            "r1\t5\tw\tns_1\tapi\tu\u{e9}\t1\t1500\tovr_1\t10\t8\t1005\t2\nr2\t6\tw\tns_1\ta\tx\t1\t7\t\t1\t0\t9\t1\nr2\t6\tw\tns_2\tb\ty\t0\t7\t\t1\t0\t9\t1\n"
+            "r1\t5\tw|ns_1|api|ovr_1\tu\u{e9}\t1\t1500\t10\t8\t1005\t2\nr2\t6\tw|ns_1|a|\tx\t1\t7\t1\t0\t9\t1\nr2\t6\tw|ns_2|b|\ty\t0\t7\t1\t0\t9\t1\n"
         );
+    }
+
+    #[test]
+    fn each_dim_is_numbered_once_by_the_database_and_a_batch_lists_those_it_numbered() {
+        let limit = |ns: &str, name: &str| format!(r#"{{"k":2,"t":5,"l":1,"w":"w","r":"r","s":"{ns}","b":{{"namespace":"{name}","identifier":"i"}},"p":{{"data":{{"success":true}}}}}}"#);
+        let mut known = [Known::default(), Known::starting_at(10)];
+        let lines = [limit("n1", "a"), limit("n2", "b"), limit("n1", "a"), limit("n1", r"a\u0000"), limit("n2", "b")].join("\n");
+        let r = super::rows(lines.as_bytes(), &mut known);
+        assert_eq!(text_of(r.ratelimits.separated(DIM)), "10\n11\n10\n12\n11");
+        let added: Vec<(u32, Vec<String>)> = r.ratelimits.dims.added().map(|(id, f)| (id, f.map(text_of).collect())).collect();
+        assert_eq!(added, [(10, vec!["w", "n1", "a", ""]), (11, vec!["w", "n2", "b", ""]), (12, vec!["w", "n1", "a\0", ""])].map(|(id, f)| (id, f.into_iter().map(str::to_owned).collect())), "fields are raw, not escaped, and may hold any byte");
+        recycle(r);
+        let again = super::rows([limit("n2", "b"), limit("n3", "c")].join("\n").as_bytes(), &mut known);
+        assert_eq!(text_of(again.ratelimits.separated(DIM)), "11\n13", "the database's ids, across batches");
+        assert_eq!(again.ratelimits.dims.added().map(|(id, _)| id).collect::<Vec<_>>(), [13]);
     }
 
     #[test]
@@ -395,7 +518,7 @@ mod tests {
             let r = rows(line(cost, remaining).as_bytes());
             let row = as_rows(&r.ratelimits);
             recycle(r);
-            row.trim_end().split('\t').skip(9).map(str::to_owned).collect::<Vec<_>>()
+            row.trim_end().split('\t').skip(6).map(str::to_owned).collect::<Vec<_>>()
         };
         assert_eq!(ints("2", "8"), ["10", "8", "-3", "2"]);
         assert_eq!(ints("2.9", "8e0"), ["10", "8", "-3", "2"], "a fraction or an exponent is cut to an integer");
@@ -412,7 +535,7 @@ mod tests {
         let second = rows(br#"{"k":1,"t":3,"l":0,"w":"w","r":"c","s":"","b":{},"p":{"data":{"code":"VALID"}}}"#);
         assert_eq!((second.ratelimits.rows, second.ratelimits.escaped, second.min_time, second.unread), (0, 0, 3, 0));
         assert!((0..RATELIMIT_COLUMNS).all(|i| second.ratelimits.separated(i).is_empty()));
-        assert_eq!(as_rows(&second.verifications), "c\t3\tw\t\t\t\tVALID\t\t0\n");
+        assert_eq!(as_rows(&second.verifications), "c\t3\tw||VALID\t\t\t\t0\n");
     }
 
     #[test]
@@ -421,8 +544,8 @@ mod tests {
         let verify = br#"{"k":1,"t":6,"l":0,"w":"w","r":"r2","s":"a","b":{"key":"k","t\u0061gs":["x"],"cr\u0065dits":{"\u0063ost":7}},"p":{"data":{"code":"VALID","keyId":"key_1","credits":93}}}"#;
         let r = rows(&[&limit[..], b"\n", &verify[..], b"\n"].concat());
         assert_eq!(r.unread, 0);
-        assert_eq!(as_rows(&r.ratelimits), "r1\t5\tw\tns_1\tapi\tu\t1\t1\t\t5\t2\t9\t3\n");
-        assert_eq!(as_rows(&r.verifications), "r2\t6\tw\ta\t\tkey_1\tVALID\t\u{1f}x\t7\n");
+        assert_eq!(as_rows(&r.ratelimits), "r1\t5\tw|ns_1|api|\tu\t1\t1\t5\t2\t9\t3\n");
+        assert_eq!(as_rows(&r.verifications), "r2\t6\tw|a|VALID\t\tkey_1\t\u{1f}x\t7\n");
     }
 
     #[test]
@@ -434,7 +557,7 @@ mod tests {
             br#" { "k" : 1 , "t":1,"l":0,"w":"w","r":"r","s":"a","b":{"key":"k"},"p" : { "data" : {"code":"VALID","keyId":"key_1"} } } "#,
         ];
         let expected = as_rows(&rows(as_written).verifications);
-        assert_eq!(expected, "r\t1\tw\ta\t\tkey_1\tVALID\t\t0\n");
+        assert_eq!(expected, "r\t1\tw|a|VALID\t\tkey_1\t\t0\n");
         for line in reordered {
             let r = rows(line);
             assert_eq!((r.unread, as_rows(&r.verifications)), (0, expected.clone()), "{}", text_of(line));
@@ -463,7 +586,7 @@ mod tests {
         let good = br#"{"k":1,"t":3,"w":"w","r":"r3","s":"a","b":{},"p":{"data":{"code":"VALID"}}}"#;
         let r = rows(&[&bad_tag[..], b"\n", &bad_limit[..], b"\n", &good[..]].concat());
         assert_eq!((r.unread, r.min_time), (2, 3));
-        assert_eq!(as_rows(&r.verifications), "r3\t3\tw\ta\t\t\tVALID\t\t0\n");
+        assert_eq!(as_rows(&r.verifications), "r3\t3\tw|a|VALID\t\t\t\t0\n");
         assert!(r.ratelimits.rows == 0);
     }
 }

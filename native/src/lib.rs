@@ -22,6 +22,7 @@ mod context;
 mod ffi;
 mod credits;
 mod decisions;
+mod event_dims;
 mod event_rows;
 mod events;
 mod migrate;
@@ -85,6 +86,10 @@ exports! {
     c"decisionCounts" => api::events::decision_counts,
     c"eventsRows" => api::events::events_rows,
     c"eventsTake" => api::events::events_take,
+    c"eventDimsOpen" => api::events::event_dims_open,
+    c"eventDimsLearn" => api::events::event_dims_learn,
+    c"eventDimsForget" => api::events::event_dims_forget,
+    c"eventDimsClose" => api::events::event_dims_close,
     c"transaction" => api::store::transaction,
     c"dryRun" => api::store::dry_run,
     c"sync" => api::store::sync,

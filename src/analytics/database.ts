@@ -3,10 +3,10 @@
 // buffered them (native/src/events.rs); the engine reads them into rows of the fields the
 // tables keep (native/src/event_rows.rs), and DuckDB writes the batch into the raw tables
 // in one transaction (one row per decision, a multiLimit's limits each); no JavaScript runs
-// per event. The rollups are rolled up once each period is over (`roll`; schema.ts says how
+// per event, only per dim a batch brings that the database had not stored (`storeDims`). The rollups are rolled up once each period is over (`roll`; schema.ts says how
 // the public rollups stay exact meanwhile).
-import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement, DuckDBDateValue, DuckDBListValue, DuckDBTimestampValue, DuckDBDecimalValue, type DuckDBValue } from '@duckdb/node-api';
-import { CONNECTION_DDL, FINER, GRAINS, rawRollupRows, ROLLUP_GROUPS, rollupTime, STORED_DDL, MERGED_MEASURES, truncate, type Grain, type Kind } from './schema.js';
+import { DuckDBInstance, INTEGER, LIST, VARCHAR, type DuckDBConnection, type DuckDBPreparedStatement, DuckDBDateValue, DuckDBListValue, DuckDBTimestampValue, DuckDBDecimalValue, type DuckDBValue } from '@duckdb/node-api';
+import { CONNECTION_DDL, DIM_FIELDS, DIMS, EVENTS, FINER, GRAINS, rawRollupRows, rawRows, ROLLUP_GROUPS, rollupTime, STORED_DDL, MERGED_MEASURES, truncate, type Grain, type Kind } from './schema.js';
 import type { SqlParser } from './dialect.js';
 import { native, type EventRows } from '../engine/native.js';
 
@@ -23,13 +23,16 @@ export { DATABASE_FILE } from './protocol.js';
 const CHECKPOINT_THRESHOLD = '64MB';
 
 /** How a column of event_rows.rs's texts becomes a value of the raw table. */
-type Field = 'text' | 'int' | 'bool' | 'micros' | 'tags';
+type Field = 'text' | 'int' | 'bool' | 'micros' | 'tags' | 'dim';
 
-/** The columns of each table as event_rows.rs writes them, in its order, with the table's column each fills. */
+/** The columns of each events table as event_rows.rs writes them, in its order, with the table's column each fills. */
 const FIELDS: Record<Kind, readonly (readonly [column: string, field: Field])[]> = {
-  verifications: [['request_id', 'text'], ['time', 'int'], ['workspace_id', 'text'], ['key_space_id', 'text'], ['external_id', 'text'], ['key_id', 'text'], ['outcome', 'text'], ['tags', 'tags'], ['spent_credits', 'int']],
-  ratelimits: [['request_id', 'text'], ['time', 'int'], ['workspace_id', 'text'], ['namespace_id', 'text'], ['namespace_name', 'text'], ['identifier', 'text'], ['passed', 'bool'], ['latency', 'micros'], ['override_id', 'text'], ['limit', 'int'], ['remaining', 'int'], ['reset_at', 'int'], ['tokens', 'int']],
+  verifications: [['request_id', 'text'], ['time', 'int'], ['dim', 'dim'], ['external_id', 'text'], ['key_id', 'text'], ['tags', 'tags'], ['spent_credits', 'int']],
+  ratelimits: [['request_id', 'text'], ['time', 'int'], ['dim', 'dim'], ['identifier', 'text'], ['passed', 'bool'], ['latency', 'micros'], ['limit', 'int'], ['remaining', 'int'], ['reset_at', 'int'], ['tokens', 'int']],
 };
+
+/** How many fields of a dim event_rows.rs reads (DIM_FIELDS' first), the rest being the node's (`nodeFields`). */
+const READ_DIM_FIELDS: Record<Kind, number> = { verifications: 3, ratelimits: 4 };
 
 /** A text with event_rows.rs's escapes (%09 %0A %1F %00 %25) undone. */
 const UNESCAPE = (x: string): string => `replace(replace(replace(replace(replace(${x}, '%09', chr(9)), '%0A', chr(10)), '%1F', chr(31)), '%00', chr(0)), '%25', '%')`;
@@ -48,20 +51,21 @@ function value(c: string, field: Field, escaped: boolean): string {
       return `CAST(${c} AS BIGINT) / 1000.0`;
     case 'tags':
       return `CASE WHEN ${c} = '' THEN []::VARCHAR[] ELSE ${escaped ? `list_transform(string_split(${c}[2:], chr(31)), t -> ${text('t')})` : `string_split(${c}[2:], chr(31))`} END`;
+    case 'dim':
+      return `CAST(${c} AS INTEGER)`;
   }
 }
 
 /**
- * The SELECT of a batch's rows as the raw table's (columns by name): parameter i+1 is column
- * i's text, split once and zipped with the others (DuckDB unnests the lists of one SELECT side
- * by side). A verification's region is written in as a literal: as a parameter beside the
- * unnests it tripled the statement's cost.
+ * The SELECT of a batch's rows as the events table's (columns by name): parameter i+1 is
+ * column i's text, split once and zipped with the others (DuckDB unnests the lists of one
+ * SELECT side by side). Only casts per value: looking a row's dim up in a list bound beside
+ * them tripled the statement's cost.
  */
-function parse(kind: Kind, escaped: number, region: string): string {
+function parse(kind: Kind, escaped: number): string {
   const fields = FIELDS[kind];
   const split = fields.map((_, i) => `unnest(string_split($${i + 1}, chr(10))) AS c${i}`).join(', ');
   const values = fields.map(([column, field], i) => `${value(`c${i}`, field, (escaped & (1 << i)) !== 0)} AS "${column}"`);
-  if (kind === 'verifications') values.push(`'${region.replaceAll("'", "''")}' AS region`, `'api' AS source`, `'' AS app_id`);
   return `SELECT ${values.join(', ')} FROM (SELECT ${split})`;
 }
 
@@ -123,7 +127,10 @@ export class AnalyticsDatabase {
   private constructor(
     private readonly instance: DuckDBInstance,
     private readonly ingestion: DuckDBConnection,
-    private readonly region: string,
+    /** The dim fields every verification of this node has (DIM_FIELDS): region, source, app id. */
+    private readonly nodeFields: Record<Kind, readonly string[]>,
+    /** The engine's handle to this database's dims (native eventDimsOpen): which it stored, under which id. */
+    private readonly dims: number,
     /** rollup_state as committed. */
     private through: Through,
   ) {}
@@ -146,7 +153,10 @@ export class AnalyticsDatabase {
     });
     const ingestion = await connectTo(instance);
     for (const ddl of STORED_DDL) await ingestion.run(ddl);
-    return new AnalyticsDatabase(instance, ingestion, options.region, await startingThrough(ingestion, Date.now()));
+    await moveOldRawTables(ingestion);
+    const nodeFields = { verifications: [options.region, 'api', ''], ratelimits: [] };
+    const dims = await openDims(ingestion, nodeFields);
+    return new AnalyticsDatabase(instance, ingestion, nodeFields, dims, await startingThrough(ingestion, Date.now()));
   }
 
   /**
@@ -171,38 +181,71 @@ export class AnalyticsDatabase {
 
   /** Writes a batch of event lines as the engine buffers them (native/src/events.rs); see ingestRows. */
   ingest(lines: Buffer): Promise<{ written: number; unread: number }> {
-    return this.ingestRows(native.eventsRows(lines));
+    return this.ingestRows(this.read(lines));
+  }
+
+  /** A batch of event lines read into rows for this database (its dims' ids), for ingestRows. */
+  read(lines: Buffer): EventRows {
+    return native.eventsRows(lines, this.dims);
+  }
+
+  /** Every event the engine buffered, read into rows for this database, for ingestRows. */
+  take(): EventRows {
+    return native.eventsTake(this.dims);
   }
 
   /**
-   * Writes a batch of events (native eventsTake) in one transaction: the rows written (a
-   * multiLimit's limits are one each), and the lines that were not events (none, unless the
-   * buffer was damaged). Rows go to the raw tables only, unless some are older than a
+   * Writes a batch of events (`read` or `take`, the last one read) in one transaction, with
+   * the dims it numbered: the rows written (a multiLimit's limits are one each), and the
+   * lines that were not events (none, unless the buffer was damaged). Rows go to the raw tables only, unless some are older than a
    * rollup's `through` (late): those are added to that rollup too.
    */
   async ingestRows(rows: EventRows): Promise<{ written: number; unread: number }> {
     const written = rows.verifications.rows + rows.ratelimits.rows;
-    if (written === 0) return { written, unread: rows.unread };
+    if (written === 0) {
+      // Dims of lines that gave no row are not stored: numbered again when they come with one.
+      native.eventDimsForget(this.dims);
+      return { written, unread: rows.unread };
+    }
     const late = rows.minTimeMs < this.through.minute;
     await this.transaction(async () => {
       for (const kind of KINDS) {
         const batch = rows[kind];
+        await this.storeDims(kind, batch.dims, batch.dimIds);
         if (batch.rows === 0) continue;
-        const statement = late ? await this.ingestion.prepare(`CREATE OR REPLACE TEMP TABLE batch AS ${parse(kind, batch.escaped, this.region)}`) : await this.insertOf(kind, batch.escaped);
+        const statement = late ? await this.ingestion.prepare(`CREATE OR REPLACE TEMP TABLE batch AS ${parse(kind, batch.escaped)}`) : await this.insertOf(kind, batch.escaped);
         batch.columns.forEach((text, i) => statement.bindVarchar(i + 1, text));
         await statement.run();
         if (!late) continue;
-        await this.ingestion.run(`INSERT INTO ${kind} BY NAME SELECT * FROM batch`);
+        await this.ingestion.run(`INSERT INTO ${EVENTS[kind]} BY NAME SELECT * FROM batch`);
         for (const g of GRAINS) {
-          await this.ingestion.run(`INSERT INTO ${kind}_rollup_${g} ${rawRollupRows(kind, g, 'batch', `time < ${this.through[g]}`)}`);
+          await this.ingestion.run(`INSERT INTO ${kind}_rollup_${g} ${rawRollupRows(kind, g, rawRows(kind, undefined, 'batch'), `time < ${this.through[g]}`)}`);
         }
       }
     }).catch((err: unknown) => {
-      // Whatever failed, the next batch prepares its INSERT anew rather than trust these.
+      // Whatever failed, the next batch prepares its INSERT anew rather than trust these, and
+      // numbers again the dims this one would have stored.
       this.forgetInserts();
+      native.eventDimsForget(this.dims);
       throw err;
     });
     return { written, unread: rows.unread };
+  }
+
+  /** Stores, inside the caller's transaction, the dims a batch numbered (EventColumns.dims and .dimIds), with this node's fields. */
+  private async storeDims(kind: Kind, fields: readonly string[], ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    const width = READ_DIM_FIELDS[kind];
+    const columns: string[][] = DIM_FIELDS[kind].map(() => []);
+    ids.forEach((_, n) => [...fields.slice(n * width, (n + 1) * width), ...this.nodeFields[kind]].forEach((f, i) => columns[i]?.push(f)));
+    const insert = await this.ingestion.prepare(`INSERT INTO ${DIMS[kind]} SELECT unnest($1) AS id, ${DIM_FIELDS[kind].map((c, i) => `unnest($${i + 2}) AS ${c}`).join(', ')}`);
+    try {
+      insert.bindList(1, [...ids], LIST(INTEGER));
+      columns.forEach((values, i) => insert.bindList(i + 2, values, LIST(VARCHAR)));
+      await insert.run();
+    } finally {
+      insert.destroySync();
+    }
   }
 
   /**
@@ -213,7 +256,7 @@ export class AnalyticsDatabase {
     const key = `${kind} ${escaped}`;
     let statement = this.inserts.get(key);
     if (statement === undefined) {
-      statement = await this.ingestion.prepare(`INSERT INTO ${kind} BY NAME ${parse(kind, escaped, this.region)}`);
+      statement = await this.ingestion.prepare(`INSERT INTO ${EVENTS[kind]} BY NAME ${parse(kind, escaped)}`);
       this.inserts.set(key, statement);
     }
     return statement;
@@ -239,7 +282,7 @@ export class AnalyticsDatabase {
     const next: Through = { minute, hour, day, month: Math.max(was.month, floorTo('month', day)) };
     await this.transaction(async () => {
       for (const kind of KINDS) {
-        await this.ingestion.run(`INSERT INTO ${kind}_rollup_minute ${rawRollupRows(kind, 'minute', kind, `time >= ${was.minute} AND time < ${minute}`)}`);
+        await this.ingestion.run(`INSERT INTO ${kind}_rollup_minute ${rawRollupRows(kind, 'minute', rawRows(kind), `time >= ${was.minute} AND time < ${minute}`)}`);
         for (const g of ['hour', 'day', 'month'] as const) {
           if (next[g] === was[g]) continue;
           const finer = FINER[g];
@@ -267,8 +310,7 @@ export class AnalyticsDatabase {
   async retain(nowMs: number, rawDays: number): Promise<void> {
     await this.roll(nowMs);
     const before = (days: number): number => nowMs - days * 86_400_000;
-    await this.ingestion.run(`DELETE FROM verifications WHERE time < ${before(rawDays)}`);
-    await this.ingestion.run(`DELETE FROM ratelimits WHERE time < ${before(rawDays)}`);
+    for (const kind of KINDS) await this.ingestion.run(`DELETE FROM ${EVENTS[kind]} WHERE time < ${before(rawDays)}`);
     for (const g of GRAINS) {
       const cutoff = `make_timestamp(${before(ROLLUP_RETENTION_DAYS[g])} * 1000)`;
       for (const t of ['verifications', 'ratelimits']) await this.ingestion.run(`DELETE FROM ${t}_rollup_${g} WHERE time < ${cutoff}`);
@@ -281,6 +323,7 @@ export class AnalyticsDatabase {
   }
 
   close(): void {
+    native.eventDimsClose(this.dims);
     this.forgetInserts();
     for (const con of this.idle.splice(0)) con.closeSync();
     this.ingestion.closeSync();
@@ -296,6 +339,59 @@ async function connectTo(instance: DuckDBInstance): Promise<DuckDBConnection> {
 }
 
 /**
+ * The engine's handle to the database's dims (native eventDimsOpen), knowing those stored
+ * with this node's fields (`nodeFields`; a dim of another region is not this node's), each
+ * table's next id after every id stored.
+ */
+async function openDims(con: DuckDBConnection, nodeFields: Record<Kind, readonly string[]>): Promise<number> {
+  const stored = await Promise.all(KINDS.map(async (kind) => (await con.runAndReadAll(`SELECT id, ${DIM_FIELDS[kind].join(', ')} FROM ${DIMS[kind]}`)).getRows()));
+  const next = stored.map((rows) => rows.reduce((most, [id]) => Math.max(most, Number(id) + 1), 0));
+  const dims = native.eventDimsOpen(next[0] ?? 0, next[1] ?? 0);
+  KINDS.forEach((kind, table) => {
+    const width = READ_DIM_FIELDS[kind];
+    const records: Buffer[] = [];
+    for (const [id, ...values] of stored[table] ?? []) {
+      const fields = values.map(String);
+      if (fields.slice(width).some((f, i) => f !== nodeFields[kind][i])) continue;
+      records.push(u32(Number(id)), ...fields.slice(0, width).flatMap((f) => [u32(Buffer.byteLength(f)), Buffer.from(f)]));
+    }
+    native.eventDimsLearn(dims, table, width, Buffer.concat(records));
+  });
+  return dims;
+}
+
+function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n);
+  return b;
+}
+
+/**
+ * The raw tables of a database written before dims (`verifications`, `ratelimits`: every
+ * field as text in every row), moved into the events and dims tables, each in one
+ * transaction (a kill -9 before its COMMIT leaves it as it was, moved at the next open), then
+ * written into the database file.
+ */
+export async function moveOldRawTables(con: DuckDBConnection): Promise<void> {
+  const old = (await con.runAndReadAll("SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name IN ('verifications', 'ratelimits')")).getRows().map(([t]) => String(t) as Kind);
+  for (const kind of old) {
+    const fields = DIM_FIELDS[kind].join(', ');
+    const columns = FIELDS[kind].map(([c]) => (c === 'dim' ? 'd.id AS dim' : `o."${c}"`)).join(', ');
+    await con.run('BEGIN TRANSACTION');
+    try {
+      await con.run(`INSERT INTO ${DIMS[kind]} SELECT (SELECT coalesce(max(id), -1) FROM ${DIMS[kind]}) + row_number() OVER (), * FROM (SELECT DISTINCT ${fields} FROM ${kind} EXCEPT SELECT ${fields} FROM ${DIMS[kind]})`);
+      await con.run(`INSERT INTO ${EVENTS[kind]} BY NAME SELECT ${columns} FROM ${kind} AS o JOIN ${DIMS[kind]} AS d USING (${fields})`);
+      await con.run(`DROP TABLE ${kind}`);
+      await con.run('COMMIT');
+    } catch (err) {
+      await con.run('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+  if (old.length > 0) await con.run('CHECKPOINT');
+}
+
+/**
  * rollup_state as stored; when it is not (a new database, or one written before rollups
  * were rolled by period, whose rollups hold every event it has), it starts here: at 0 for
  * an empty database, else at the next minute, hour and day boundaries (each grain's
@@ -305,7 +401,7 @@ async function connectTo(instance: DuckDBInstance): Promise<DuckDBConnection> {
 async function startingThrough(con: DuckDBConnection, nowMs: number): Promise<Through> {
   const stored = (await con.runAndReadAll('SELECT grain, through FROM rollup_state')).getRows();
   if (stored.length === GRAINS.length) return Object.fromEntries(stored.map(([g, t]) => [String(g), Number(t)])) as Through;
-  const tables = KINDS.flatMap((k) => [k, ...GRAINS.map((g) => `${k}_rollup_${g}`)]);
+  const tables = KINDS.flatMap((k) => [EVENTS[k], ...GRAINS.map((g) => `${k}_rollup_${g}`)]);
   const counts = await con.runAndReadAll(`SELECT ${tables.map((t) => `(SELECT count(*) FROM ${t})`).join(' + ')}`);
   const empty = Number(counts.getRows()[0]?.[0] ?? 0) === 0;
   const next = (grain: keyof typeof PERIOD_MS): number => (empty ? 0 : floorTo(grain, nowMs) + PERIOD_MS[grain]);

@@ -40,7 +40,7 @@
 // ClickHouse defines on seconds, toDateTime / toDateTime64 / fromUnixTimestamp of a number
 // (`toDateTime(time / 1000)`, as the docs write it); given a millisecond column itself they
 // read milliseconds too. now() is UTC, as Unkey's servers are, whatever DuckDB's TimeZone.
-import { publicSelect, RATELIMIT_TABLES, VERIFICATION_TABLES, type PublicTable } from './schema.js';
+import { DIMS, EVENTS, publicSelect, RATELIMIT_TABLES, VERIFICATION_TABLES, type PublicTable } from './schema.js';
 import { backtickNames, unparametric } from './parametric.js';
 import { aliased, alignTimes, array, canonical, type Columns, crossJoin, DUCKDB_ALLOWED, fn, isObject, type Json, NATIVE_TYPES, type Node, object, OPERATORS, operatorType, parseJson, present, selectNode, shape, shiftedTime, string, stringifyJson, TooDeep, subqueryRef, type Ty, type Typed, typeOfSqlType, WINDOW_FUNCTIONS } from './sqlTree.js';
 import { type ArrayJoin, CLICKHOUSE, type SelectInArrayJoin, clickhouseName } from './clickhouse.js';
@@ -600,7 +600,7 @@ function renamed(columns: Columns | undefined, aliases: Json | undefined): Colum
 
 // ── the final check ───────────────────────────────────────────────────────────────────
 
-const STORED_TABLES = new Set(['verifications', 'ratelimits', 'rollup_state', ...['minute', 'hour', 'day', 'month'].flatMap((g) => [`verifications_rollup_${g}`, `ratelimits_rollup_${g}`])]);
+const STORED_TABLES = new Set([...Object.values(EVENTS), ...Object.values(DIMS), 'rollup_state', ...['minute', 'hour', 'day', 'month'].flatMap((g) => [`verifications_rollup_${g}`, `ratelimits_rollup_${g}`])]);
 
 /** A SELECT that reads a stored table: the table and its WHERE, as one string; else undefined. */
 function storedRead(x: Node): string | undefined {

@@ -2,7 +2,11 @@
 // the public tables Unkey's queries name, each a view over them.
 //
 // Stored (internal names, never visible to a query):
-//  - `verifications`, `ratelimits`: one row per decision (the raw events);
+//  - `verification_events`, `ratelimit_events`: one row per decision (the raw events), the
+//    fields a batch holds few of (workspace, key space or namespace, outcome, …) as the
+//    number of their `dim`;
+//  - `verification_dims`, `ratelimit_dims`: each distinct tuple of those fields once, by id
+//    (database.ts numbers them as they first arrive);
 //  - `verifications_rollup_{minute,hour,day,month}`, `ratelimits_rollup_{…}`: aggregates of
 //    the periods rolled up so far (`rollup_state`), one row per group and period, written
 //    once a period is over (database.ts roll) from the next finer grain: raw rows → minutes →
@@ -11,8 +15,9 @@
 //  - `rollup_state`: per grain, `through` (Unix ms): that grain's stored rows hold every
 //    event before it, and none after. `through` of the hour grain falls on a minute, the
 //    day's on an hour, the month's on a day, so that a finer row is wholly before or after.
-// Public (Unkey's names): the raw tables; each rollup is its stored rows plus the next finer
-// grain's (public) rows since its `through`, aggregated: exact as soon as an event is in.
+// Public (Unkey's names): the raw events joined with their dims; each rollup is its stored
+// rows plus the next finer grain's (public) rows since its `through`, aggregated: exact as
+// soon as an event is in.
 
 /** Unkey's public tables, by the procedure that may read them. */
 export const VERIFICATION_TABLES = ['key_verifications_v1', 'key_verifications_per_minute_v1', 'key_verifications_per_hour_v1', 'key_verifications_per_day_v1', 'key_verifications_per_month_v1'] as const;
@@ -78,9 +83,9 @@ export function rollupTime(grain: Grain, ms: string): string {
   return timeType(grain) === 'DATE' ? `CAST(${ts} AS DATE)` : ts;
 }
 
-/** Raw rows of `source` (`time` in ms) that meet `where`, as rows of `grain`'s rollup: one per group and period. */
-export function rawRollupRows(kind: Kind, grain: Grain, source: string, where: string): string {
-  return `SELECT ${bucketOf(grain, 'time')} AS time, ${ROLLUP_GROUPS[kind]}, ${RAW_MEASURES[kind]} FROM ${source} WHERE ${where} GROUP BY ALL`;
+/** Raw rows (rawRows, SQL text) that meet `where`, as rows of `grain`'s rollup: one per group and period. */
+export function rawRollupRows(kind: Kind, grain: Grain, raw: string, where: string): string {
+  return `SELECT ${bucketOf(grain, 'time')} AS time, ${ROLLUP_GROUPS[kind]}, ${RAW_MEASURES[kind]} FROM (${raw}) WHERE ${where} GROUP BY ALL`;
 }
 
 /** The grain each rollup is made from (minutes come from raw rows). */
@@ -112,28 +117,46 @@ export const CONNECTION_DDL: readonly string[] = [
   "CREATE OR REPLACE TEMP MACRO kw_quantiles(states, levels) AS list_aggregate(kw_pooled(flatten(list(states)), sum(list_sum(list_transform(states, s -> s.n))), sum(len(states))), 'quantile_cont', levels)",
 ];
 
+/** The stored tables of each kind's raw events, and of their dims. */
+export const EVENTS: Record<Kind, string> = { verifications: 'verification_events', ratelimits: 'ratelimit_events' };
+export const DIMS: Record<Kind, string> = { verifications: 'verification_dims', ratelimits: 'ratelimit_dims' };
+
 /**
- * How DuckDB compresses some of the raw tables' text columns when it writes rows into the
- * database file (a checkpoint), rather than choosing by trying each method on every segment,
- * a trial that cost up to 0.2 µs of CPU per event for these columns (bench/HISTORY.md,
- * 2026-11-29, night), for a file no smaller: values a batch holds few of (a workspace's, an API's,
- * a namespace's ids, outcomes, the region) in a dictionary, request ids (each its own) as
- * text (FSST). Columns whose values may be few or many (keys, identities, identifiers) are
- * left to DuckDB's choice. Tables created before keep DuckDB's choice for every column.
+ * The fields of a dim: event_rows.rs's (the first 3 of a verification's, all 4 of a limit's),
+ * then for a verification those every event of a node shares (database.ts adds them): its
+ * region, the source and the app id.
  */
-const FEW = 'VARCHAR USING COMPRESSION dictionary NOT NULL';
+export const DIM_FIELDS: Record<Kind, readonly string[]> = {
+  verifications: ['workspace_id', 'key_space_id', 'outcome', 'region', 'source', 'app_id'],
+  ratelimits: ['workspace_id', 'namespace_id', 'namespace_name', 'override_id'],
+};
+
+/** The columns of each public raw table, in Unkey's order. */
+const RAW_COLUMNS: Record<Kind, string> = {
+  verifications: 'request_id, time, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, spent_credits',
+  ratelimits: 'request_id, time, workspace_id, namespace_id, identifier, passed, latency, override_id, "limit", remaining, reset_at, tokens',
+};
+
+/**
+ * Request ids, each its own, compressed as text (FSST) when DuckDB writes rows into the
+ * database file (a checkpoint), rather than by trying each method on every segment (a trial
+ * of up to 0.2 µs of CPU per event, bench/HISTORY.md, 2026-11-29, night).
+ */
 const EACH_ITS_OWN = 'VARCHAR USING COMPRESSION fsst NOT NULL';
+
+/** The DDL of a kind's dims table. */
+const dimsDdl = (kind: Kind): string => `CREATE TABLE IF NOT EXISTS ${DIMS[kind]} (id INTEGER PRIMARY KEY, ${DIM_FIELDS[kind].map((f) => `${f} VARCHAR NOT NULL`).join(', ')})`;
 
 /** The DDL of the stored tables (idempotent). `time` of raw events is Unix milliseconds, as Unkey's. */
 export const STORED_DDL: readonly string[] = [
-  `CREATE TABLE IF NOT EXISTS verifications (
-    request_id ${EACH_ITS_OWN}, time BIGINT NOT NULL, workspace_id ${FEW}, key_space_id ${FEW},
-    external_id VARCHAR NOT NULL, key_id VARCHAR NOT NULL, outcome ${FEW}, region ${FEW},
-    source ${FEW}, app_id ${FEW}, tags VARCHAR[] NOT NULL, spent_credits BIGINT NOT NULL)`,
-  `CREATE TABLE IF NOT EXISTS ratelimits (
-    request_id ${EACH_ITS_OWN}, time BIGINT NOT NULL, workspace_id ${FEW}, namespace_id ${FEW},
-    namespace_name ${FEW}, identifier VARCHAR NOT NULL, passed BOOLEAN NOT NULL, latency DOUBLE NOT NULL,
-    override_id ${FEW}, "limit" BIGINT NOT NULL, remaining BIGINT NOT NULL, reset_at BIGINT NOT NULL, tokens BIGINT NOT NULL)`,
+  dimsDdl('verifications'),
+  `CREATE TABLE IF NOT EXISTS verification_events (
+    request_id ${EACH_ITS_OWN}, time BIGINT NOT NULL, dim INTEGER NOT NULL, external_id VARCHAR NOT NULL,
+    key_id VARCHAR NOT NULL, tags VARCHAR[] NOT NULL, spent_credits BIGINT NOT NULL)`,
+  dimsDdl('ratelimits'),
+  `CREATE TABLE IF NOT EXISTS ratelimit_events (
+    request_id ${EACH_ITS_OWN}, time BIGINT NOT NULL, dim INTEGER NOT NULL, identifier VARCHAR NOT NULL, passed BOOLEAN NOT NULL,
+    latency DOUBLE NOT NULL, "limit" BIGINT NOT NULL, remaining BIGINT NOT NULL, reset_at BIGINT NOT NULL, tokens BIGINT NOT NULL)`,
   ...GRAINS.map(
     (g) => `CREATE TABLE IF NOT EXISTS verifications_rollup_${g} (
     time ${timeType(g)} NOT NULL, workspace_id VARCHAR NOT NULL, key_space_id VARCHAR NOT NULL,
@@ -157,6 +180,19 @@ export const STORED_DDL: readonly string[] = [
   ]),
 ];
 
+/**
+ * The raw rows of `kind` as the public raw table shows them (RAW_COLUMNS), confined to
+ * `where` (a condition on the dims' fields: a query's scope; none for every row). `events`:
+ * the stored table, or a batch of rows like its rows (database.ts, late events). Each
+ * stored table is read by a SELECT of its own whose WHERE is the scope (dialect.ts
+ * assertConfined checks that of every read), the events' through the ids of the dims it allows.
+ */
+export function rawRows(kind: Kind, where?: string, events = EVENTS[kind]): string {
+  const filter = where === undefined ? '' : ` WHERE ${where}`;
+  const rows = where === undefined ? events : `(SELECT * FROM ${events} WHERE dim IN (SELECT id FROM ${DIMS[kind]}${filter}))`;
+  return `SELECT ${RAW_COLUMNS[kind]} FROM ${rows} AS e JOIN (SELECT * FROM ${DIMS[kind]}${filter}) AS d ON d.id = e.dim`;
+}
+
 /** DuckDB's truncation of a grain, applied to a raw event's time (ms). */
 export function bucketOf(grain: Grain, timeMsColumn: string): string {
   return truncate(grain, `make_timestamp(${timeMsColumn} * 1000)`);
@@ -168,12 +204,8 @@ export function bucketOf(grain: Grain, timeMsColumn: string): string {
  * root key's scope). Its columns are the public table's, in Unkey's order.
  */
 export function publicSelect(table: PublicTable, where: string): string {
-  if (table === 'key_verifications_v1') {
-    return `SELECT request_id, time, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, spent_credits FROM verifications WHERE ${where}`;
-  }
-  if (table === 'ratelimits_v1') {
-    return `SELECT request_id, time, workspace_id, namespace_id, identifier, passed, latency, override_id, "limit", remaining, reset_at, tokens FROM ratelimits WHERE ${where}`;
-  }
+  if (table === 'key_verifications_v1') return rawRows('verifications', where);
+  if (table === 'ratelimits_v1') return rawRows('ratelimits', where);
   const grain = /_per_(minute|hour|day|month)_v1$/.exec(table)?.[1] as Grain;
   const kind: Kind = table.startsWith('key_verifications') ? 'verifications' : 'ratelimits';
   const totals = MEASURES[kind].filter((m) => !m.startsWith('latency_')).map((m) => `CAST(sum(${m}) AS BIGINT) AS ${m}`);
@@ -189,7 +221,7 @@ function rollupRows(kind: Kind, grain: Grain, where: string): string {
   const through = `(SELECT through FROM rollup_state WHERE grain = '${grain}')`;
   const stored = `SELECT time, ${columns} FROM ${kind}_rollup_${grain} WHERE ${where}`;
   if (grain === 'minute') {
-    return `${stored} UNION ALL ${rawRollupRows(kind, 'minute', kind, `${where} AND time >= ${through}`)}`;
+    return `${stored} UNION ALL ${rawRollupRows(kind, 'minute', rawRows(kind, where), `time >= ${through}`)}`;
   }
   return `${stored} UNION ALL SELECT ${truncate(grain)} AS time, ${columns} FROM (${rollupRows(kind, FINER[grain], where)}) WHERE time >= ${rollupTime(FINER[grain], through)}`;
 }

@@ -63,7 +63,7 @@ function ingest(): Promise<void> {
     await db.roll(Date.now()).catch((err: unknown) => {
       port0.postMessage({ type: 'log', level: 'warn', msg: 'analytics: rolling up the rollups failed; the next tick tries again', fields: { error: (err as Error).message } } satisfies WorkerMessage);
     });
-    const rows = native.eventsTake();
+    const rows = db.take();
     const { unread, minTimeMs: oldest } = rows;
     const lines = rows.verifications.rows + rows.ratelimits.rows + unread;
     if (lines === 0) return;

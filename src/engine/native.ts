@@ -91,9 +91,16 @@ export interface NativeModule {
   /** The hot calls' decisions since the process started (native/src/decisions.rs): verifications by outcome (every code), limits passed and refused (a multiLimit's limits one each), credits spent. */
   decisionCounts(): DecisionCounts;
   /** The rows of a batch of event lines as the analytics tables keep them (native/src/event_rows.rs). */
-  eventsRows(lines: Buffer): EventRows;
+  eventsRows(lines: Buffer, dims: number): EventRows;
   /** The rows of every buffered event (the buffer starts again empty). */
-  eventsTake(): EventRows;
+  eventsTake(dims: number): EventRows;
+  /** A handle to an analytics database's dims (native/src/event_dims.rs), none known yet: each table's next id. */
+  eventDimsOpen(nextVerification: number, nextRatelimit: number): number;
+  /** Dims the database stored, of table 0 (verifications) or 1 (rate limits): per dim its id (u32 LE), then `fields` fields, each its UTF-8 length (u32 LE) and bytes. */
+  eventDimsLearn(dims: number, table: number, fields: number, records: Buffer): void;
+  /** Drops the dims the last batch read numbered (its transaction failed). */
+  eventDimsForget(dims: number): void;
+  eventDimsClose(dims: number): void;
   transaction<T>(fn: () => T): T;
   /**
    * Runs fn as `transaction` does, but never commits: fn's value, and what it wrote (record
@@ -236,6 +243,9 @@ export interface EventColumns {
   columns: string[];
   rows: number;
   escaped: number;
+  /** The fields of the dims the batch numbered (native/src/event_rows.rs), one dim's after another, and their ids. */
+  dims: string[];
+  dimIds: number[];
 }
 
 /** Analytics events as rows: verifications and rate-limit decisions, lines that gave none, and the earliest time of a row (Infinity: none). */
@@ -248,7 +258,7 @@ export interface EventRows {
 
 /** Every member of NativeModule, once: the compiler refuses a missing or an extra one. */
 const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
-  open: true, close: true, tables: true, get: true, getInto: true, put: true, del: true, writeGroups: true, range: true, rangePacked: true, eventsSet: true, eventsCounts: true, decisionCounts: true, eventsRows: true, eventsTake: true, transaction: true, dryRun: true,
+  open: true, close: true, tables: true, get: true, getInto: true, put: true, del: true, writeGroups: true, range: true, rangePacked: true, eventsSet: true, eventsCounts: true, decisionCounts: true, eventsRows: true, eventsTake: true, eventDimsOpen: true, eventDimsLearn: true, eventDimsForget: true, eventDimsClose: true, transaction: true, dryRun: true,
   sync: true, stats: true, warm: true, rootKeysVersion: true, creditsGet: true, creditsSet: true, creditsDelete: true,
   creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true, windowsDrain: true, windowsTake: true, windowsLearn: true, windowsRelease: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { MAX_SUBQUERY_NESTING, PublicViews, translate, type Scope, type SqlParser } from '../../src/analytics/dialect.js';
 import { splitFill, withFill } from '../../src/analytics/fill.js';
-import { bucketOf, CONNECTION_DDL, GRAINS, publicSelect, STORED_DDL, type PublicTable } from '../../src/analytics/schema.js';
-import { sqlParser } from '../../src/analytics/database.js';
+import { bucketOf, CONNECTION_DDL, GRAINS, publicSelect, rawRows, STORED_DDL, type PublicTable } from '../../src/analytics/schema.js';
+import { moveOldRawTables, sqlParser } from '../../src/analytics/database.js';
 import { ApiError } from '../../src/errors/apiError.js';
 import type { ErrorName } from '../../src/errors/catalogue.js';
 
@@ -29,6 +29,11 @@ beforeAll(async () => {
   for (const ddl of [...CONNECTION_DDL, ...STORED_DDL]) await con.run(ddl);
   parser = sqlParser(con);
 
+  // Seeded as a database written before dims held them (every field as text in every row), then moved as opening one does.
+  await con.run(`CREATE TABLE verifications (request_id VARCHAR, time BIGINT, workspace_id VARCHAR, key_space_id VARCHAR, external_id VARCHAR, key_id VARCHAR,
+    outcome VARCHAR, region VARCHAR, source VARCHAR, app_id VARCHAR, tags VARCHAR[], spent_credits BIGINT)`);
+  await con.run(`CREATE TABLE ratelimits (request_id VARCHAR, time BIGINT, workspace_id VARCHAR, namespace_id VARCHAR, namespace_name VARCHAR, identifier VARCHAR,
+    passed BOOLEAN, latency DOUBLE, override_id VARCHAR, "limit" BIGINT, remaining BIGINT, reset_at BIGINT, tokens BIGINT)`);
   const now = Date.now();
   const v = (id: string, ago: number, ws: string, ks: string, ext: string, key: string, outcome: string, tags: string[], credits: number, source = 'api', app = ''): string =>
     `('${id}', ${now - ago}, '${ws}', '${ks}', '${ext}', '${key}', '${outcome}', 'local', '${source}', '${app}', [${tags.map((t) => `'${t}'`).join(', ')}]::VARCHAR[], ${credits})`;
@@ -47,12 +52,13 @@ beforeAll(async () => {
     ${r('l2', 20 * MINUTE, 'ws_a', 'rlns_1234', 'customer_123', false, 2)},
     ${r('l3', 30 * MINUTE, 'ws_a', 'rlns_5678', 'customer_456', true, 1)},
     ${r('m1', 10 * MINUTE, 'ws_b', 'rlns_9999', 'customer_123', true, 7)}`);
+  await moveOldRawTables(con);
   for (const g of GRAINS) {
     await con.run(`INSERT INTO verifications_rollup_${g} (time, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, count, spent_credits)
-      SELECT ${bucketOf(g, 'time')}, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, count(*), sum(spent_credits) FROM verifications GROUP BY ALL`);
+      SELECT ${bucketOf(g, 'time')}, workspace_id, key_space_id, external_id, key_id, outcome, region, source, app_id, tags, count(*), sum(spent_credits) FROM (${rawRows('verifications')}) GROUP BY ALL`);
     await con.run(`INSERT INTO ratelimits_rollup_${g} (time, workspace_id, namespace_id, identifier, passed, total, passed_tokens, total_tokens, latency_sum, latency_count, latency_points)
       SELECT ${bucketOf(g, 'time')}, workspace_id, namespace_id, identifier, count(*) FILTER (WHERE passed), count(*), coalesce(sum(tokens) FILTER (WHERE passed), 0), sum(tokens),
-        sum(latency), count(*), kw_points(list(latency)) FROM ratelimits GROUP BY ALL`);
+        sum(latency), count(*), kw_points(list(latency)) FROM (${rawRows('ratelimits')}) GROUP BY ALL`);
   }
 });
 
@@ -767,7 +773,10 @@ describe('scoping', () => {
     const query = "SELECT countIf(outcome = 'VALID') AS valid FROM key_verifications_v1 WHERE time >= now() - INTERVAL 1 DAY";
     const sql = await translate(query, { workspaceId: 'ws_a', kind: 'verifications', ids: ['ks_1', 'ks_2'] }, parser);
     expect(sql).toBe(
-      'SELECT count_star() FILTER (WHERE (outcome = \'VALID\')) AS "valid" FROM (SELECT request_id, "time", workspace_id, key_space_id, external_id, key_id, outcome, region, "source", app_id, tags, spent_credits FROM verifications WHERE ((workspace_id = \'ws_a\') AND (key_space_id IN (\'ks_1\', \'ks_2\')))) AS key_verifications_v1 WHERE ("time" >= epoch_ms((date_trunc(\'second\', timezone(\'UTC\', now())) - to_days(CAST(trunc(CAST(1 AS DOUBLE)) AS INTEGER)))))',
+      'SELECT count_star() FILTER (WHERE (outcome = \'VALID\')) AS "valid" FROM (SELECT request_id, "time", workspace_id, key_space_id, external_id, key_id, outcome, region, "source", app_id, tags, spent_credits ' +
+        "FROM (SELECT * FROM verification_events WHERE (dim = ANY(SELECT id FROM verification_dims WHERE ((workspace_id = 'ws_a') AND (key_space_id IN ('ks_1', 'ks_2')))))) AS e " +
+        "INNER JOIN (SELECT * FROM verification_dims WHERE ((workspace_id = 'ws_a') AND (key_space_id IN ('ks_1', 'ks_2')))) AS d ON ((d.id = e.dim))) AS key_verifications_v1 " +
+        'WHERE ("time" >= epoch_ms((date_trunc(\'second\', timezone(\'UTC\', now())) - to_days(CAST(trunc(CAST(1 AS DOUBLE)) AS INTEGER)))))',
     );
     expect(await translate(query, { workspaceId: 'ws_a', kind: 'verifications', ids: ['ks_1', 'ks_2'] }, parser)).toBe(sql);
   });
@@ -802,8 +811,9 @@ describe('the final check', () => {
 
   it.each([
     ['drops the scope filter', (sql: string) => sql.replace("(workspace_id = 'ws_a')", '(1 = 1)'), 'without the scope'],
-    ['joins another stored table', (sql: string) => sql.replace('FROM verifications WHERE', 'FROM verifications, ratelimits WHERE'), 'reads the table'],
-    ['reads a stored table directly', (sql: string) => `${sql} UNION ALL SELECT count(*) FROM verifications`, 'without the scope'],
+    ['joins another stored table', (sql: string) => sql.replace('FROM verification_events WHERE', 'FROM verification_events, ratelimit_events WHERE'), 'reads the table'],
+    ['reads a stored table directly', (sql: string) => `${sql} UNION ALL SELECT count(*) FROM verification_events`, 'without the scope'],
+    ['reads the dims of every workspace', (sql: string) => sql.replace("FROM verification_dims WHERE (workspace_id = 'ws_a')) AS d", 'FROM verification_dims) AS d'), 'without the scope'],
     ['calls a function off the allowlist', (sql: string) => sql.replace('count_star()', "getenv('HOME')"), 'calls getenv'],
     ['reads a file', (sql: string) => sql.replace('FROM (SELECT', "FROM read_csv('/etc/passwd'), (SELECT"), 'holds a TABLE_FUNCTION'],
   ])('refuses SQL that %s (a bug, not a 400)', async (_, change, message) => {

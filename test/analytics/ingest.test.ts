@@ -8,8 +8,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBTimestampValue } from '@duckdb/node-api';
 import { AnalyticsDatabase, DATABASE_FILE, jsonValue } from '../../src/analytics/database.js';
-import { GRAINS, LATENCY_POINTS, publicSelect } from '../../src/analytics/schema.js';
-import { native } from '../../src/engine/native.js';
+import { GRAINS, LATENCY_POINTS, publicSelect, rawRows } from '../../src/analytics/schema.js';
 
 let dir = '';
 let db: AnalyticsDatabase;
@@ -71,12 +70,13 @@ describe('analytics ingestion', () => {
     ];
     expect(await db.ingest(Buffer.from(lines.join('\n') + '\n'))).toEqual({ written: 6, unread: 1 });
 
-    expect(await rows('SELECT * FROM verifications ORDER BY request_id')).toEqual([
+    expect(await rows(`${rawRows('verifications')} ORDER BY request_id`)).toEqual([
       { request_id: 'req_1', time: T, workspace_id: 'ws_1', key_space_id: 'api_1', external_id: AWKWARD, key_id: 'key_1', outcome: 'VALID', region: 'eu-1', source: 'api', app_id: '', tags: [AWKWARD, 'path=/a', ''], spent_credits: 4 },
       { request_id: 'req_2', time: T, workspace_id: 'ws_1', key_space_id: 'api_1', external_id: '', key_id: 'key_1', outcome: 'USAGE_EXCEEDED', region: 'eu-1', source: 'api', app_id: '', tags: [], spent_credits: 0 },
       { request_id: 'req_3', time: T, workspace_id: 'ws_1', key_space_id: '', external_id: '', key_id: '', outcome: 'NOT_FOUND', region: 'eu-1', source: 'api', app_id: '', tags: [], spent_credits: 0 },
     ]);
-    expect(await rows('SELECT request_id, namespace_id, namespace_name, identifier, passed, latency, override_id, "limit", remaining, reset_at, tokens FROM ratelimits ORDER BY request_id, namespace_id')).toEqual([
+    const ratelimits = 'SELECT e.*, d.* EXCLUDE (id) FROM ratelimit_events AS e JOIN ratelimit_dims AS d ON d.id = e.dim';
+    expect(await rows(`SELECT request_id, namespace_id, namespace_name, identifier, passed, latency, override_id, "limit", remaining, reset_at, tokens FROM (${ratelimits}) ORDER BY request_id, namespace_id`)).toEqual([
       { request_id: 'req_4', namespace_id: 'ns_1', namespace_name: 'api', identifier: AWKWARD, passed: true, latency: 1.5, override_id: 'ovr_1', limit: 10, remaining: 7, reset_at: T + 1000, tokens: 3 },
       { request_id: 'req_5', namespace_id: 'ns_1', namespace_name: 'api', identifier: 'u1', passed: true, latency: 1.5, override_id: '', limit: 1, remaining: 0, reset_at: T + 1000, tokens: 1 },
       { request_id: 'req_5', namespace_id: 'ns_2', namespace_name: 'other', identifier: 'u2', passed: false, latency: 1.5, override_id: '', limit: 1, remaining: 0, reset_at: T + 1000, tokens: 1 },
@@ -99,7 +99,7 @@ describe('analytics ingestion', () => {
     // Rolling up again moves nothing twice.
     await db.roll(T + 80 * 86_400_000);
     await expectRollups({ VALID: [2, 6], USAGE_EXCEEDED: [1, 0], NOT_FOUND: [1, 0] }, [2, 4, 4]);
-    expect((await rows('SELECT count(*) AS n FROM verifications'))[0]?.n).toBe(4);
+    expect((await rows('SELECT count(*) AS n FROM verification_events'))[0]?.n).toBe(4);
   });
 
   it('a rollup row of many decisions keeps evenly spaced quantiles of their latencies, close enough for a p99', async () => {
@@ -136,12 +136,12 @@ describe('analytics ingestion', () => {
 
   it('a batch DuckDB refuses writes none of its rows, and the next batch of the same shape is written', async () => {
     const limit = (request: string, limitField: string): string => line(2, request, 'ns_9', { namespace: 'n', identifier: 'u', limit: 1, duration: 1000 }, { success: true, limit: 1, remaining: 0, reset: T + 1000 }).replace('"limit":1,"remaining"', `"limit":${limitField},"remaining"`);
-    const refused = native.eventsRows(Buffer.from(`${limit('req_refused_1', '1')}\n`));
+    const refused = db.read(Buffer.from(`${limit('req_refused_1', '1')}\n`));
     // A value no BIGINT holds (the engine never writes one): the whole batch is refused.
-    refused.ratelimits.columns[9] = '99999999999999999999999';
+    refused.ratelimits.columns[6] = '99999999999999999999999';
     await expect(db.ingestRows(refused)).rejects.toThrow(/BIGINT|INT64|out of range|Conversion/i);
     expect(await db.ingest(Buffer.from(`${limit('req_after_1', '2')}\n`))).toEqual({ written: 1, unread: 0 });
-    expect(await rows(`SELECT request_id, "limit" FROM ratelimits WHERE namespace_id = 'ns_9' ORDER BY request_id`)).toEqual([{ request_id: 'req_after_1', limit: 2 }]);
+    expect(await rows(`SELECT request_id, "limit" FROM (${rawRows('ratelimits', "namespace_id = 'ns_9'")}) ORDER BY request_id`)).toEqual([{ request_id: 'req_after_1', limit: 2 }]);
   });
 
   it('an empty batch, or one of nothing but damaged lines, writes nothing', async () => {
@@ -185,15 +185,15 @@ describe('analytics ingestion, killed', () => {
         const con = await again.borrow();
         try {
           const one = async (sql: string): Promise<unknown[]> => (await con.runAndReadAll(sql)).getRows().map((r) => r.map(jsonValue));
-          expect(await one("SELECT count(*), count(DISTINCT request_id), count(*) FILTER (WHERE outcome = 'VALID') FROM verifications")).toEqual([[300, 300, 200]]);
-          expect(await one('SELECT count(*), count(DISTINCT identifier), count(*) FILTER (WHERE passed) FROM ratelimits')).toEqual([[300, 300, 150]]);
+          expect(await one(`SELECT count(*), count(DISTINCT request_id), count(*) FILTER (WHERE outcome = 'VALID') FROM (${rawRows('verifications')})`)).toEqual([[300, 300, 200]]);
+          expect(await one(`SELECT count(*), count(DISTINCT identifier), count(*) FILTER (WHERE passed) FROM (${rawRows('ratelimits')})`)).toEqual([[300, 300, 150]]);
+          // Each distinct dim stored once: two key spaces × two outcomes, two namespaces.
+          expect(await one('SELECT (SELECT count(*) FROM verification_dims), (SELECT count(*) FROM ratelimit_dims)')).toEqual([[4, 2]]);
           await con.run('CHECKPOINT');
-          // As schema.ts declares them: a dictionary for values a batch holds few of, FSST for request ids.
+          // As schema.ts declares them: FSST for request ids.
           const compression = async (table: string, column: string): Promise<unknown[]> => (await one(`SELECT DISTINCT compression FROM pragma_storage_info('${table}') WHERE column_name = '${column}' AND segment_type = 'VARCHAR'`)).flat();
-          expect(await compression('ratelimits', 'namespace_id')).toEqual(['Dictionary']);
-          expect(await compression('ratelimits', 'request_id')).toEqual(['FSST']);
-          expect(await compression('verifications', 'key_space_id')).toEqual(['Dictionary']);
-          expect(await compression('verifications', 'request_id')).toEqual(['FSST']);
+          expect(await compression('ratelimit_events', 'request_id')).toEqual(['FSST']);
+          expect(await compression('verification_events', 'request_id')).toEqual(['FSST']);
         } finally {
           again.giveBack(con, false);
         }
@@ -202,6 +202,55 @@ describe('analytics ingestion, killed', () => {
       }
     } finally {
       rmSync(crashDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('analytics databases written before dims', () => {
+  it('open with their raw rows moved into events and dims: every row and value as it was, the old tables gone, new events beside them', async () => {
+    const oldDir = mkdtempSync(join(tmpdir(), 'keyward-ingest-old-'));
+    try {
+      const path = join(oldDir, DATABASE_FILE);
+      // The raw tables as a build before dims created them (every field as text in every row), with a row each of two regions.
+      const { DuckDBInstance } = await import('@duckdb/node-api');
+      const before = await DuckDBInstance.create(path);
+      const con = await before.connect();
+      await con.run(`CREATE TABLE verifications (request_id VARCHAR NOT NULL, time BIGINT NOT NULL, workspace_id VARCHAR NOT NULL, key_space_id VARCHAR NOT NULL, external_id VARCHAR NOT NULL,
+        key_id VARCHAR NOT NULL, outcome VARCHAR NOT NULL, region VARCHAR NOT NULL, source VARCHAR NOT NULL, app_id VARCHAR NOT NULL, tags VARCHAR[] NOT NULL, spent_credits BIGINT NOT NULL)`);
+      await con.run(`CREATE TABLE ratelimits (request_id VARCHAR NOT NULL, time BIGINT NOT NULL, workspace_id VARCHAR NOT NULL, namespace_id VARCHAR NOT NULL, namespace_name VARCHAR NOT NULL,
+        identifier VARCHAR NOT NULL, passed BOOLEAN NOT NULL, latency DOUBLE NOT NULL, override_id VARCHAR NOT NULL, "limit" BIGINT NOT NULL, remaining BIGINT NOT NULL, reset_at BIGINT NOT NULL, tokens BIGINT NOT NULL)`);
+      await con.run(`INSERT INTO verifications VALUES ('old_1', ${T}, 'ws_1', 'api_1', 'cust', 'key_1', 'VALID', 'eu-1', 'api', '', ['t'], 2),
+        ('old_2', ${T + 1}, 'ws_1', 'api_1', '', 'key_2', 'DISABLED', 'us-1', 'api', '', [], 0), ('old_3', ${T + 2}, 'ws_1', 'api_1', '', 'key_1', 'VALID', 'eu-1', 'api', '', [], 1)`);
+      await con.run(`INSERT INTO ratelimits VALUES ('old_4', ${T}, 'ws_1', 'ns_1', 'api', 'u1', true, 1.5, '', 10, 9, ${T + 1000}, 1)`);
+      con.closeSync();
+      before.closeSync();
+
+      const opened = await AnalyticsDatabase.open(path, { memoryLimit: '256MB', threads: 1, region: 'eu-1' });
+      try {
+        // A new verification of a dim the old rows have (this node's region), and one of a new dim.
+        expect(await opened.ingest(Buffer.from([line(1, 'new_1', 'api_1', { key: 'k' }, { code: 'VALID', keyId: 'key_1' }, T + 3), line(1, 'new_2', 'api_2', { key: 'k' }, { code: 'VALID', keyId: 'key_9' }, T + 4)].join('\n')))).toEqual({ written: 2, unread: 0 });
+        const con2 = await opened.borrow();
+        try {
+          const all = async (sql: string): Promise<unknown[][]> => (await con2.runAndReadAll(sql)).getRows().map((r) => r.map(jsonValue));
+          expect(await all(`SELECT request_id, key_space_id, external_id, key_id, outcome, region, tags, spent_credits FROM (${rawRows('verifications')}) ORDER BY request_id`)).toEqual([
+            ['new_1', 'api_1', '', 'key_1', 'VALID', 'eu-1', [], 0],
+            ['new_2', 'api_2', '', 'key_9', 'VALID', 'eu-1', [], 0],
+            ['old_1', 'api_1', 'cust', 'key_1', 'VALID', 'eu-1', ['t'], 2],
+            ['old_2', 'api_1', '', 'key_2', 'DISABLED', 'us-1', [], 0],
+            ['old_3', 'api_1', '', 'key_1', 'VALID', 'eu-1', [], 1],
+          ]);
+          expect(await all(`SELECT request_id, namespace_id, identifier, passed, latency, "limit", remaining, tokens FROM (${rawRows('ratelimits')})`)).toEqual([['old_4', 'ns_1', 'u1', true, 1.5, 10, 9, 1]]);
+          // old_1 and old_3 share a dim, which new_1 is written under too.
+          expect(await all('SELECT (SELECT count(*) FROM verification_dims), (SELECT count(DISTINCT dim) FROM verification_events)')).toEqual([[3, 3]]);
+          expect(await all("SELECT count(*) FROM duckdb_tables() WHERE table_name IN ('verifications', 'ratelimits')")).toEqual([[0]]);
+        } finally {
+          opened.giveBack(con2, true);
+        }
+      } finally {
+        opened.close();
+      }
+    } finally {
+      rmSync(oldDir, { recursive: true, force: true });
     }
   });
 });
