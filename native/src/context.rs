@@ -221,7 +221,7 @@ mod tests {
     fn writes_the_effect() {
         let mut b = context(1.0, 0, "ws", "", "*");
         set_effect(&mut b, Effect::OpenedBatch);
-        assert_eq!(u32_at(&b, 12), 2);
+        assert_eq!(u32_at(&b, 12), 3);
         set_needs(&mut b, NEEDS_CLUSTER);
         assert_eq!(u32_at(&b, 28), 1);
         assert_eq!(read(&b).map(|c| c.workspace_id), Ok("ws"));

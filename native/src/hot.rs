@@ -189,11 +189,15 @@ pub fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     })
 }
 
-/// What a hot call did to the store, as JS is told (context.rs: the effect field).
+/// What a hot call did to the store, as JS is told (context.rs: the effect field). The codes
+/// are ordered by what the reply waits for: each asks all that the ones below it ask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Effect {
-    /// Nothing changed.
+    /// Nothing changed, and nothing was read of this thread's open batch's changes.
     Read,
+    /// Nothing changed, but the answer read what this thread's open batch changed
+    /// (store::take_uncommitted_read): it stands only if that batch commits.
+    ReadUncommitted,
     /// Changes committed, or written into the batch this thread already had open.
     Wrote,
     /// Changes written into a batch this call opened: JS must commit it.
@@ -205,9 +209,15 @@ impl Effect {
     pub fn code(self) -> u32 {
         match self {
             Effect::Read => 0,
-            Effect::Wrote => 1,
-            Effect::OpenedBatch => 2,
+            Effect::ReadUncommitted => 1,
+            Effect::Wrote => 2,
+            Effect::OpenedBatch => 3,
         }
+    }
+
+    /// This effect of a call that read what the open batch changed, when `read_uncommitted`.
+    pub fn reading(self, read_uncommitted: bool) -> Effect {
+        if self == Effect::Read && read_uncommitted { Effect::ReadUncommitted } else { self }
     }
 }
 

@@ -132,6 +132,7 @@ exports! {
     c"setGroupCommit" => api::hot::set_group_commit,
     c"batchBegin" => api::hot::batch_begin,
     c"batchCommit" => api::hot::batch_commit,
+    c"takeUncommittedRead" => api::hot::take_uncommitted_read,
 }
 
 /// Called by Node once per JS context that loads the addon (main thread, each worker), with

@@ -7,8 +7,11 @@
 //    that changes state opens one LMDB write transaction on this thread (Effect.OpenedBatch);
 //    the hot calls of that turn read and write through it; the gate commits it at the end of
 //    the turn (setImmediate), or earlier when a write transaction needs the writer
-//    (`beforeWrite`). Every reply produced while a batch is open waits for that commit; if
-//    the commit fails, those replies fail (503) and nothing of the batch was applied.
+//    (`beforeWrite`). Every reply produced while a batch is open waits for that commit. If
+//    the commit fails, nothing of the batch was applied, and the replies that depend on it
+//    fail (507 or 503): those of requests that wrote in it, and those whose answer read what
+//    it had changed (Effect.ReadUncommitted). The others (a read that saw nothing the batch
+//    changed) leave as they were: their answer is the same without the batch.
 //  - group commit of management writes (`openBatch`): each is a transaction nested in the
 //    batch (opened for it if none is), so a turn's writes, hot and management, share one
 //    commit; one that fails is discarded alone.
@@ -31,10 +34,10 @@ export class DurabilityGate {
   private batchSeq = 0;
   private readonly failedBatches = new Map<number, unknown>();
   // The waiting replies, with (in parallel) the batch open when each was produced (0: none)
-  // and whether its request wrote.
+  // and the request's effect.
   private queue: Outgoing[] = [];
   private queueBatches: number[] = [];
-  private queueWrote: boolean[] = [];
+  private queueEffects: Effect[] = [];
   private flushScheduled = false;
   private readonly flushNow = (): void => this.flush();
 
@@ -70,18 +73,27 @@ export class DurabilityGate {
       this.batchOpen = true;
       this.batchSeq++;
     }
-    const wrote = effect !== Effect.None;
-    if (!this.batchOpen && !(this.mode === 'disk' && wrote)) {
+    if (!this.batchOpen && !(this.mode === 'disk' && effect >= Effect.Wrote)) {
       reply.send();
       return;
     }
     this.queue.push(reply);
     this.queueBatches.push(this.batchOpen ? this.batchSeq : 0);
-    this.queueWrote.push(wrote);
+    this.queueEffects.push(effect);
     if (!this.flushScheduled) {
       this.flushScheduled = true;
       setImmediate(this.flushNow);
     }
+  }
+
+  /**
+   * The effect of a request answered without an await (its reads and its `hold` in one
+   * synchronous run): Effect.None becomes ReadUncommitted when it read what the open batch
+   * changed. A hot call reports that itself; this asks the engine for the other requests'.
+   */
+  readsOf(effect: Effect): Effect {
+    if (effect !== Effect.None || !this.batchOpen) return effect;
+    return native.takeUncommittedRead() ? Effect.ReadUncommitted : Effect.None;
   }
 
   /**
@@ -115,12 +127,12 @@ export class DurabilityGate {
     this.closeBatch();
     const waiting = this.queue;
     const batches = this.queueBatches;
-    const wrote = this.queueWrote;
+    const effects = this.queueEffects;
     this.queue = [];
     this.queueBatches = [];
-    this.queueWrote = [];
+    this.queueEffects = [];
     let syncError: unknown;
-    if (this.mode === 'disk' && wrote.includes(true)) {
+    if (this.mode === 'disk' && effects.some((effect) => effect >= Effect.Wrote)) {
       try {
         native.sync();
       } catch (err) {
@@ -129,7 +141,8 @@ export class DurabilityGate {
     }
     for (let i = 0; i < waiting.length; i++) {
       const batch = batches[i] as number;
-      const err = (batch === 0 ? undefined : this.failedBatches.get(batch)) ?? (wrote[i] === true ? syncError : undefined);
+      const effect = effects[i] as Effect;
+      const err = (batch === 0 || effect === Effect.None ? undefined : this.failedBatches.get(batch)) ?? (effect >= Effect.Wrote ? syncError : undefined);
       if (err === undefined) (waiting[i] as Outgoing).send();
       else (waiting[i] as Outgoing).fail(err);
     }

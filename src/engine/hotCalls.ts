@@ -36,15 +36,19 @@ import { endianness } from 'node:os';
 import { native, type HotEntry } from './native.js';
 
 /**
- * What a hot call did to the store: None (0) nothing changed; Wrote (1) changes committed, or
- * written into this thread's open batch; OpenedBatch (2) changes written into a batch the
- * call opened, which the durability gate must commit.
+ * What a request (a hot call, or a whole request) did to the store: None (0) nothing
+ * changed, and nothing was read of this thread's open batch's changes; ReadUncommitted (1)
+ * nothing changed, but the answer read what the open batch changed (it stands only if that
+ * batch commits); Wrote (2) changes committed, or written into this thread's open batch;
+ * OpenedBatch (3) changes written into a batch the call opened, which the durability gate
+ * must commit. Ordered: each asks of the gate all that the ones below it ask, so a request
+ * of several parts has the highest of their effects.
  */
-export const Effect = { None: 0, Wrote: 1, OpenedBatch: 2 } as const;
+export const Effect = { None: 0, ReadUncommitted: 1, Wrote: 2, OpenedBatch: 3 } as const;
 export type Effect = (typeof Effect)[keyof typeof Effect];
 
 function effectOf(code: number): Effect {
-  if (code === Effect.None || code === Effect.Wrote || code === Effect.OpenedBatch) return code;
+  if (code === Effect.None || code === Effect.ReadUncommitted || code === Effect.Wrote || code === Effect.OpenedBatch) return code;
   throw new Error(`the engine reported an unknown effect ${code}`);
 }
 

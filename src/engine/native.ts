@@ -173,12 +173,18 @@ export interface NativeModule {
   multiLimit: HotEntry;
   /** The bounds the hot calls' body readers check, as JSON (see bounds.ts). */
   hotBounds(): string;
-  /** Group commit on this process (the server): a hot call that writes outside a batch opens one (effect 2), committed by batchCommit. */
+  /** Group commit on this process (the server): a hot call that writes outside a batch opens one (Effect.OpenedBatch), committed by batchCommit. */
   setGroupCommit(on: boolean): void;
   /** Opens this thread's batch (a management write nests in it, DurabilityGate.openBatch); false when one is open already. */
   batchBegin(): boolean;
   /** Commits this thread's open batch; false when none was open. On failure nothing of the batch was committed. */
   batchCommit(): boolean;
+  /**
+   * Whether this thread read what its open batch changed (a counter the batch wrote, or any
+   * record once the batch changed one) since the batch began, the last take or the last hot
+   * call (which reports it as Effect.ReadUncommitted); clears it.
+   */
+  takeUncommittedRead(): boolean;
   /**
    * Slots of each thread's verification cache (KEYWARD_VERIFY_CACHE; 0 turns it off): key
    * records, and answers that depend on records alone, reused while no record changed
@@ -262,7 +268,7 @@ const EXPORTS: { readonly [K in keyof NativeModule]-?: true } = {
   sync: true, stats: true, warm: true, rootKeysVersion: true, creditsGet: true, creditsSet: true, creditsDelete: true,
   creditsApply: true, leaseGrant: true, leaseGiveBack: true, leaseGet: true, leasesLow: true, windowsDrain: true, windowsTake: true, windowsLearn: true, windowsRelease: true,
   findOverride: true, sweepLog: true, verifyKey: true, limit: true, multiLimit: true, hotBounds: true, setGroupCommit: true,
-  batchBegin: true, batchCommit: true, setVerifyCache: true, requestId: true, sha256Base64: true, fillRandom: true,
+  batchBegin: true, batchCommit: true, takeUncommittedRead: true, setVerifyCache: true, requestId: true, sha256Base64: true, fillRandom: true,
   raiseFileLimit: true, checkStore: true, storeInUse: true, backup: true, exitProcess: true,
   threadId: true, poolThreadIds: true, governAnalytics: true, analyticsQueries: true, analyticsIdle: true, _panicForTest: true,
 };

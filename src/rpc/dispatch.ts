@@ -62,6 +62,8 @@ export class Dispatcher {
   private readonly compiled: Compiled[];
   private readonly index = new Map<string, number>();
   private readonly auth = new Authenticator();
+  /** Whether the last synchronous dispatch was answered by a hot call from the body bytes. */
+  private fromBody = false;
 
   constructor(
     /** Base of the error `type` URLs (set once the port is known when it was 0). */
@@ -118,6 +120,15 @@ export class Dispatcher {
    * `X-Unkey-Metrics: disabled`, so its hot call leaves no analytics event.
    */
   dispatch(routeIndex: number, authorization: string, bytes: Uint8Array, noEvents = false): DispatchResult | Promise<DispatchResult> {
+    this.fromBody = false;
+    const result = this.serve(routeIndex, authorization, bytes, noEvents);
+    if (result instanceof Promise) return result.then(afterAwait);
+    // A hot call answered from the body reported its reads itself (the root key's with them).
+    if (!this.fromBody) result.effect = this.services.gate.readsOf(result.effect);
+    return result;
+  }
+
+  private serve(routeIndex: number, authorization: string, bytes: Uint8Array, noEvents: boolean): DispatchResult | Promise<DispatchResult> {
     let ctx: RequestCtx | undefined;
     let input: unknown;
     let route: Route | undefined;
@@ -132,7 +143,10 @@ export class Dispatcher {
       ctx = new RequestCtx(principal, Date.now(), this.services, noEvents);
       // A hot call served from the body draws its request id in the engine.
       const served = route.kind === 'hot' ? route.fromBody?.(bytes, ctx) : undefined;
-      if (served !== undefined) return { reply: { status: 200, body: served.body, headers: undefined }, effect: served.effect };
+      if (served !== undefined) {
+        this.fromBody = true;
+        return { reply: { status: 200, body: served.body, headers: undefined }, effect: served.effect };
+      }
       input = parseJson(decodeBody(bytes), bytes);
       if (!validate(input)) {
         // At most MAX_REPORTED_ERRORS are listed: a body of many bad items must not make a
@@ -282,6 +296,15 @@ class RequestCtx implements Ctx {
       return result;
     });
   }
+}
+
+/**
+ * A reply answered after an await: what its reads saw of this thread's batches is not known,
+ * so it stands only if the batch open when it is held commits.
+ */
+function afterAwait(result: DispatchResult): DispatchResult {
+  if (result.effect === Effect.None) result.effect = Effect.ReadUncommitted;
+  return result;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

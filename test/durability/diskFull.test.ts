@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { inProcessServer } from '../helpers/inProcess.js';
 import { bootstrapWorkspace, call, cli, createApi, expectOk, get, startServer, stopAll } from '../helpers/server.js';
 
 const mounts: string[] = [];
@@ -41,6 +42,9 @@ const canMount = (() => {
 })();
 
 const META = { blob: 'x'.repeat(9_000) };
+
+// The in-process server of the one-turn test below, on a tmpfs of its own.
+const srv = inProcessServer({ dataDir: canMount ? mountTmpfs(3 << 20) : undefined, env: { KEYWARD_MAP_BYTES: String(1 << 20) } });
 
 describe.skipIf(!canMount)('disk full (needs root to mount a small tmpfs)', () => {
   for (const writeMap of ['on', 'off'] as const) {
@@ -86,6 +90,50 @@ describe.skipIf(!canMount)('disk full (needs root to mount a small tmpfs)', () =
       await server.stop();
     }, 60_000);
   }
+
+  // Group commit (durability.md): the writes of a turn share one commit. When it fails, the
+  // replies of the writes fail, and so do those of reads that saw what the writes changed;
+  // a read of nothing they changed is answered as it would have been without them.
+  it('a read in the turn of a write the full disk refuses: answered unless it read what that write changed', async () => {
+    const apiId = await createApi(srv());
+    const plain = expectOk(await call(srv(), 'keys.createKey', { apiId })) as { key: string; keyId: string };
+    const paid = expectOk(await call(srv(), 'keys.createKey', { apiId, credits: { remaining: 10 } })) as { key: string; keyId: string };
+    const limit = (identifier: string) => call(srv(), 'ratelimits.limit', { namespace: 'turn', identifier, limit: 1, duration: 600_000 });
+    expect(expectOk(await limit('spent'))).toMatchObject({ success: true });
+    let status = 200;
+    for (let i = 0; i < 2_000 && status === 200; i++) status = (await call(srv(), 'keys.createKey', { apiId, meta: META })).status;
+    expect(status).toBe(507);
+    const keysBefore = (expectOk(await call(srv(), 'apis.listKeys', { apiId, limit: 100 })) as unknown[]).length;
+
+    // One turn (each call is dispatched before the first reply settles).
+    const turn = await Promise.all([
+      call(srv(), 'keys.createKey', { apiId, meta: META }),
+      call(srv(), 'keys.verifyKey', { key: paid.key }),
+      limit('fresh'),
+      call(srv(), 'keys.verifyKey', { key: plain.key }),
+      call(srv(), 'keys.getKey', { keyId: plain.keyId }),
+      call(srv(), 'keys.verifyKey', { key: 'sk_not_a_key_of_this_store' }),
+      limit('spent'),
+      call(srv(), 'keys.getKey', { keyId: paid.keyId }),
+      call(srv(), 'apis.listKeys', { apiId, limit: 100 }),
+      limit('fresh'),
+    ]);
+    const [created, spend, counted, verified, read, unknown, refused, paidRead, listed, countedAgain] = turn;
+    // The writes: the commit failed.
+    for (const write of [created, spend, counted]) expect(write?.status, write?.text).toBe(507);
+    // Reads of nothing the writes changed: a verification without credits or limits, a key,
+    // a key that does not exist, a limit refused on a window counted in an earlier turn.
+    expect(expectOk(verified!)).toMatchObject({ valid: true, code: 'VALID' });
+    expect(expectOk(read!)).toMatchObject({ keyId: plain.keyId });
+    expect(expectOk(unknown!)).toMatchObject({ valid: false, code: 'NOT_FOUND' });
+    expect(expectOk(refused!)).toMatchObject({ success: false, remaining: 0 });
+    // Reads of what they changed: the balance spent, the keys of the API, the window counted.
+    for (const dependent of [paidRead, listed, countedAgain]) expect(dependent?.status, dependent?.text).toBe(507);
+
+    // Nothing of the turn was applied.
+    expect(expectOk(await call(srv(), 'keys.getKey', { keyId: paid.keyId }))).toMatchObject({ credits: { remaining: 10 } });
+    expect((expectOk(await call(srv(), 'apis.listKeys', { apiId, limit: 100 })) as unknown[]).length).toBe(keysBefore);
+  }, 60_000);
 
   // The server adopts a map grown by another process (the CLI, with a larger
   // KEYWARD_MAP_BYTES). With the writable map, that larger map's disk blocks cannot be

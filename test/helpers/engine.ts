@@ -34,7 +34,7 @@ export function hotCall(entry: HotEntry, workspaceId: string, request: unknown, 
   const served = hot.call(entry, bytes, workspaceId, o.scope ?? '*', nowMs, o.validated ?? false, o.requestId ?? '');
   if (served === undefined) return undefined;
   if (isNeed(served)) throw new Error(`the engine needed the cluster: ${JSON.stringify(served.need)}`);
-  return { data: (JSON.parse(served.body) as { data: Data }).data, effect: served.effect, wrote: served.effect !== Effect.None, envelope: served.body };
+  return { data: (JSON.parse(served.body) as { data: Data }).data, effect: served.effect, wrote: served.effect >= Effect.Wrote, envelope: served.body };
 }
 
 function answered(answer: HotAnswer | undefined, what: string): HotAnswer {

@@ -40,12 +40,13 @@ export interface InProcessServer {
 
 const URL_BASE = 'http://in-process.keyward.test';
 
-export function inProcessServer(opts: { env?: Record<string, string> } = {}): () => InProcessServer {
+/** `dataDir`: a directory of the caller's (kept when the tests end); by default a temporary one. */
+export function inProcessServer(opts: { env?: Record<string, string>; dataDir?: string } = {}): () => InProcessServer {
   let server: InProcessServer | undefined;
   let dir = '';
   let thread: ServingThread | undefined;
   beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'keyward-inproc-'));
+    dir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'keyward-inproc-'));
     const rootKey = randomRootKey();
     const config = loadConfig({ KEYWARD_DATA_DIR: dir, KEYWARD_ROOT_KEY: rootKey, KEYWARD_PUBLIC_URL: URL_BASE, KEYWARD_LOG_LEVEL: 'silent', KEYWARD_MAP_BYTES: String(16 * 1024 * 1024), ...opts.env });
     const t = openThread(config);
@@ -68,7 +69,7 @@ export function inProcessServer(opts: { env?: Record<string, string> } = {}): ()
   });
   afterAll(async () => {
     await thread?.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (opts.dataDir === undefined) rmSync(dir, { recursive: true, force: true });
   });
   return () => {
     if (server === undefined) throw new Error('in-process server not started');

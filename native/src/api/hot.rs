@@ -72,11 +72,14 @@ fn answer(env: Env, ctx: &Context<'_>, kind: u8, body: &[u8], call: impl FnOnce(
             None => scratch.envelope(reqid::next().as_str()),
         }
         let effect = call(scratch)?;
+        // Taken whatever the call did, so that it is not charged to a later one. It covers the
+        // reads made for this request before the call too (its root key, by the dispatcher).
+        let effect = effect.reading(store::take_uncommitted_read());
         if !scratch.sync.is_empty() {
             need_windows(scratch);
         }
         if !scratch.need.is_empty() {
-            debug_assert_eq!(effect, Effect::Read, "a call that needs the cluster changes nothing");
+            debug_assert!(matches!(effect, Effect::Read | Effect::ReadUncommitted), "a call that needs the cluster changes nothing");
             return Ok(Served { reply: env.string_from_utf8(&scratch.need)?, effect, needs: context::NEEDS_CLUSTER });
         }
         match env.string_from_utf8(scratch.reply()) {
@@ -276,6 +279,12 @@ pub fn batch_begin(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
 /// (STORE_RETRY_MAP_FULL, STORE_IO) nothing of the batch was committed.
 pub fn batch_commit(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
     Ok(env.boolean(store::batch_commit()?)?)
+}
+
+/// takeUncommittedRead(): boolean — whether this thread read what its open batch changed
+/// since the batch began, the last take or the last hot call (see store::take_uncommitted_read); clears it.
+pub fn take_uncommitted_read(env: Env, _: &[napi_value; 0]) -> Result<napi_value, Error> {
+    Ok(env.boolean(store::take_uncommitted_read())?)
 }
 
 /// setGroupCommit(on: boolean): void — see hot::set_group_commit.

@@ -106,11 +106,15 @@ pub(super) fn take() -> TxnLog {
     TXN_LOG.with(|l| std::mem::replace(&mut *l.borrow_mut(), TxnLog::IDLE))
 }
 
-/// The entry of the counter `key` as this thread sees it: changed by its write transaction,
-/// else as committed (`index`).
+/// The entry of the counter `key` as this thread sees it: changed by its write transaction
+/// (a read of the batch's own change is noted, store::note_uncommitted_read), else as
+/// committed (`index`).
 pub(super) fn current(index: &Index, key: &Key) -> Option<Entry> {
     match with_log(|l| l.changed(key)) {
-        Some(changed) => changed,
+        Some(changed) => {
+            crate::store::note_uncommitted_read();
+            changed
+        }
         None => index.live.get(key).copied(),
     }
 }

@@ -4,12 +4,16 @@
 //! still holds. The map is grown ahead (past ¾ full) so a batch does not meet MAP_FULL;
 //! if it does anyway, the whole batch is discarded (`RetryMapFull`) and nothing of it was
 //! acknowledged.
+//!
+//! What the batch changed is kept (pending.rs), so that a read of it is noted: an answer
+//! computed from such a read stands only if the batch commits.
 
 use crate::ffi::lmdb;
 
 use super::env::grow_map;
 use super::error::{Result, StoreError};
 use super::hook;
+use super::pending;
 use super::write_txn::{abort, begin_active, commit_active, in_transaction, ActiveTxn, ACTIVE};
 
 /// Opens this thread's batch (see the module comment).
@@ -17,6 +21,7 @@ pub fn batch_begin() -> Result<()> {
     if in_transaction() {
         return Err(StoreError::NestedTxn("batch"));
     }
+    pending::forget();
     begin_active(true).map(|_| ())
 }
 
@@ -26,6 +31,7 @@ pub fn in_batch() -> bool {
 
 /// This thread's open batch, taken out of ACTIVE (None when it has none open).
 fn take_batch() -> Option<ActiveTxn> {
+    pending::forget();
     ACTIVE.with(|a| {
         let mut a = a.borrow_mut();
         if a.as_ref().is_some_and(|t| t.batch) {

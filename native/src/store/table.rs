@@ -4,7 +4,7 @@
 //! compared with the `tables()` export by test/engine/contract.test.ts.
 
 /// A named table: its id, the index of its line below.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Table(u8);
 
 macro_rules! tables {

@@ -1,8 +1,10 @@
 //! Reads: one consistent view of several records (`View`, what the hot procedures read
-//! through), a single `get`, and range scans. Keys are 1..=`MAX_KEY_BYTES` bytes.
+//! through), a single `get`, and range scans. Keys are 1..=`MAX_KEY_BYTES` bytes. Each read
+//! tells pending.rs what it covers (a read of what the open batch changed is noted).
 
 use super::env::{Store, Txn};
 use super::error::{lmdb_failed, Result, StoreError};
+use super::pending;
 use super::read_txn::with_read;
 use super::table::Table;
 use super::write_txn::in_transaction;
@@ -40,6 +42,7 @@ pub struct View<'t> {
 impl<'t> View<'t> {
     pub fn get(&self, table: Table, key: &[u8]) -> Result<Option<&'t [u8]>> {
         check_key(key)?;
+        pending::read_key(table, key);
         self.txn.cursor(self.store.dbi(table))?.get(key).map_err(lmdb_failed("get"))
     }
 
@@ -58,12 +61,14 @@ impl<'t> View<'t> {
 
     /// The last key of the table, if it has any (slice lives as the view).
     pub fn last_key(&self, table: Table) -> Result<Option<&'t [u8]>> {
+        pending::read(table, &[], None);
         self.txn.cursor(self.store.dbi(table))?.last_key().map_err(lmdb_failed("get"))
     }
 
     /// The first key `>= key` in the table, if any (slice lives as the view).
     pub fn first_key_from(&self, table: Table, key: &[u8]) -> Result<Option<&'t [u8]>> {
         check_key(key)?;
+        pending::read(table, key, None);
         self.txn.cursor(self.store.dbi(table))?.first_key_from(key).map_err(lmdb_failed("get"))
     }
 
@@ -106,6 +111,7 @@ pub fn view<R, E: From<StoreError>>(f: impl FnOnce(&View<'_>) -> Result<R, E>) -
 /// Calls `f` with the value stored under `key` (valid only during `f`), or `None`.
 pub fn get<R>(table: Table, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R> {
     check_key(key)?;
+    pending::read_key(table, key);
     with_read(|store, txn| Ok(f(txn.cursor(store.dbi(table))?.get(key).map_err(lmdb_failed("get"))?)))
 }
 
@@ -142,6 +148,7 @@ fn scan<'t, E: From<StoreError>>(
     limit: usize,
     visit: &mut impl FnMut(&'t [u8], &'t [u8]) -> Result<(), E>,
 ) -> Result<(), E> {
+    pending::read(table, start, end);
     let mut walk = txn.walk(store.dbi(table), start).map_err(lmdb_failed("mdb_cursor_open"))?;
     let mut seen = 0;
     while seen < limit {

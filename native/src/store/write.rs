@@ -1,5 +1,6 @@
 //! Writes, only inside this thread's write transaction (write_txn.rs): records (`put`,
-//! `del`, which bump the records epoch, epoch.rs, and a dry run collects, dry_run.rs) and
+//! `del`, which bump the records epoch, epoch.rs, a dry run collects, dry_run.rs, and a
+//! batch keeps, pending.rs) and
 //! counters (`put_counter`,
 //! `append_counter`, `del_counter`, which do not).
 
@@ -8,6 +9,7 @@ use crate::ffi::lmdb;
 use super::dry_run::note_record;
 use super::epoch::note_records_change;
 use super::error::{lmdb_failed, Result, StoreError};
+use super::pending;
 use super::table::Table;
 use super::view::check_key;
 use super::write_txn::{put_at, with_write};
@@ -18,6 +20,7 @@ pub fn put(table: Table, key: &[u8], value: &[u8]) -> Result<()> {
     only_through_counterlog(table)?;
     note_record(table, key, Some(value))?;
     note_records_change()?;
+    pending::changed(table, key);
     put_counter(table, key, value)
 }
 
@@ -55,6 +58,7 @@ pub fn del(table: Table, key: &[u8]) -> Result<bool> {
     only_through_counterlog(table)?;
     note_record(table, key, None)?;
     note_records_change()?;
+    pending::changed(table, key);
     del_counter(table, key)
 }
 

@@ -16,6 +16,7 @@ use crate::ffi::lmdb::{self, CursorMut};
 use super::env::{adopt_map_size, grow_map, read_guard, reserve, Store, WriteTxn};
 use super::error::{Result, StoreError};
 use super::hook::{self, Committed};
+use super::pending;
 use super::page_cache::WRITER_AHEAD_MARGIN;
 
 pub(super) struct ActiveTxn {
@@ -124,6 +125,7 @@ fn nested<T, E: From<StoreError>>(body: &mut impl FnMut() -> Result<T, E>) -> Re
         active.outer = Some(Outer { txn: batch, records_changed: active.records_changed });
         Ok(())
     })?;
+    pending::nested_begin();
     hook::savepoint();
     let unwind = AbortActiveOnUnwind;
     let result = body();
@@ -144,6 +146,7 @@ fn nested<T, E: From<StoreError>>(body: &mut impl FnMut() -> Result<T, E>) -> Re
             Ok(())
         }
     });
+    pending::nested_end(merge && ended.is_ok());
     match (merge, ended) {
         (true, Ok(())) => hook::release(),
         _ => hook::rollback(),
