@@ -16,7 +16,7 @@ import { seedCluster } from './cluster/seed.js';
 import { createLogger } from './log.js';
 import { spawn } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
-import { BackupError, isBackup, refuseBackup, restoreBackup, takeBackup, verifyManifest, withBackupCopy } from './store/backup.js';
+import { BackupError, interruptedRestoreProblem, isBackup, refuseBackup, restoreBackup, takeBackup, verifyManifest, withBackupCopy } from './store/backup.js';
 import { checkPages, checkRecords, hasStore, lostStoreProblem, unreadableStoreProblem, type RecordsReport } from './store/integrity.js';
 import { exportSnapshot } from './store/export.js';
 import { importFile, readHeader } from './store/import.js';
@@ -90,7 +90,7 @@ function takeFlag(args: string[], name: string): boolean {
 /** Commands that read a store refuse a data dir without one (rather than create an empty store). */
 function requireStore(dataDir: string): void {
   if (hasStore(dataDir)) return;
-  const lost = lostStoreProblem(dataDir);
+  const lost = interruptedRestoreProblem(dataDir) ?? lostStoreProblem(dataDir);
   throw new Error(`there is no store in ${resolve(dataDir)} (KEYWARD_DATA_DIR / --data-dir)${lost === undefined ? '' : `: ${lost}`}`);
 }
 
@@ -312,9 +312,10 @@ export async function main(argv: string[]): Promise<number> {
       if (backup) withBackupCopy(config.dataDir, checkOpened);
       else checkOpened(config.dataDir);
     }
-    const problems = [...manifestProblems, ...pages.problems, ...(unreadable === undefined ? [] : [unreadable]), ...(records?.problems ?? [])];
+    const interrupted = interruptedRestoreProblem(config.dataDir);
+    const problems = [...(interrupted === undefined ? [] : [interrupted]), ...manifestProblems, ...pages.problems, ...(unreadable === undefined ? [] : [unreadable]), ...(records?.problems ?? [])];
     print({ dataDir: resolve(config.dataDir), ok: problems.length === 0, txnId: pages.txnId, usedBytes: pages.usedBytes, pages: pages.pages, tables: Object.fromEntries(pages.tables), records: records?.records ?? null, seconds: Number(((performance.now() - started) / 1000).toFixed(3)), problems });
-    if (problems.length > 0) process.stderr.write(`keyward: the store in ${resolve(config.dataDir)} is damaged: restore the last backup (keyward restore <backup> --data-dir ${config.dataDir} --force)\n`);
+    if (problems.length > 0) process.stderr.write(`keyward: ${interrupted ?? `the store in ${resolve(config.dataDir)} is damaged: restore the last backup (keyward restore <backup> --data-dir ${config.dataDir} --force)`}\n`);
     return problems.length === 0 ? 0 : 1;
   }
   if (group === 'export') {

@@ -4,17 +4,22 @@
 // transaction (so it is one commit's consistent state, while the server goes on writing),
 // and `manifest.json` (what it is, when, which commit, its size and SHA-256). It is written
 // under a temporary name, checked (its pages walked, as at start-up), made durable and only
-// then renamed to its name: a backup directory that exists is complete.
+// then renamed to its name: a backup directory that exists is complete. A restore copies the
+// data file into the data dir under a temporary name too; a data dir where that name is left
+// (the restore did not finish) is opened by nothing until the restore is run again.
 //
 // A plain file copy of a live store is not a backup: LMDB rewrites pages in place while the
 // copy reads them, and such copies open as corrupt or, worse, open with records missing.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, copyFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync, copyFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { basename, dirname, join, resolve } from 'node:path';
 import { native } from '../engine/native.js';
 import { checkPages, DATA_FILE as DATA, hasStore } from './integrity.js';
+import { processAlive } from './processes.js';
 
 export const MANIFEST = 'manifest.json';
+/** The name a restore copies the backup's data file under, in the data dir, before renaming it into place. */
+const RESTORING = `${DATA}.restoring`;
 const FORMAT = 'keyward-backup';
 const VERSION = 1;
 
@@ -64,6 +69,7 @@ export function takeBackup(target: string, source: Manifest['source']): Manifest
   const to = resolve(target);
   if (existsSync(to) && !(statSync(to).isDirectory() && isEmptyDir(to))) throw new BackupError(`${to} already exists and is not an empty directory: back up into a new one`);
   mkdirSync(dirname(to), { recursive: true });
+  removeStalePartials(dirname(to));
   const partial = join(dirname(to), `.${basename(to)}.partial-${process.pid}`);
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial);
@@ -96,16 +102,50 @@ export function takeBackup(target: string, source: Manifest['source']): Manifest
   }
 }
 
+/**
+ * The hidden directories of backups into `parent` that were killed before their rename, once
+ * their process is gone, removed: a partial directory holds nothing but what a backup writes
+ * (anything else there, or a process of its number alive, and it is left as it is).
+ */
+function removeStalePartials(parent: string): void {
+  for (const name of readdirSync(parent)) {
+    const pid = /^\..+\.partial-(\d+)$/.exec(name)?.[1];
+    if (pid === undefined || processAlive(Number(pid))) continue;
+    const dir = join(parent, name);
+    if (!lstatSync(dir).isDirectory() || readdirSync(dir).some((file) => file !== DATA && file !== MANIFEST)) continue;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Whether `dir` is a backup `keyward backup` wrote (its manifest is there). */
 export function isBackup(dir: string): boolean {
   return existsSync(join(resolve(dir), MANIFEST));
 }
 
 /**
- * Refuses to open a backup as a data dir: opening a store writes to it, and a backup that
- * changed is one restore refuses (its manifest's size and SHA-256 no longer match).
+ * The problem of a data dir a restore did not finish in (it was killed, or the machine went
+ * down, while it copied the backup's data file under its temporary name or before it renamed
+ * it into place); undefined otherwise. A server would start there on a new, empty store, or
+ * on the store the restore was replacing.
+ */
+export function interruptedRestoreProblem(dataDir: string): string | undefined {
+  const dir = resolve(dataDir);
+  if (!existsSync(join(dir, RESTORING))) return undefined;
+  const replacing = hasStore(dir);
+  return (
+    `a keyward restore into ${dir} did not finish: ${RESTORING}, the backup's data file copied under a temporary name, is still there` +
+    `${replacing ? `, and ${DATA} is the store the restore was replacing` : ` and there is no ${DATA}`}. Run the restore again (keyward restore <backup> --data-dir ${dir}${replacing ? ' --force' : ''})`
+  );
+}
+
+/**
+ * Refuses a dir no store may be opened in: a backup (opening a store writes to it, and a
+ * backup that changed is one restore refuses: its manifest's size and SHA-256 no longer
+ * match), or a data dir a restore did not finish in.
  */
 export function refuseBackup(dataDir: string): void {
+  const interrupted = interruptedRestoreProblem(dataDir);
+  if (interrupted !== undefined) throw new BackupError(`${interrupted}; until then no store is opened there`);
   if (!isBackup(dataDir)) return;
   throw new BackupError(`${resolve(dataDir)} is a backup (it holds ${MANIFEST}): opening its store would change it, and restore would then refuse it. Restore it into a data dir (keyward restore ${dataDir} --data-dir <dir>); keyward check --data-dir ${dataDir} checks it without changing it`);
 }
@@ -156,17 +196,19 @@ export function verifyManifest(dir: string): Manifest {
 
 /**
  * Restores the backup in `backupDir` as the store of `dataDir`: refused when `dataDir` holds
- * anything unless `force` (the server must be stopped: a running one keeps the old store
- * open). The data file is copied under a temporary name, made durable, then renamed.
+ * anything (but what an interrupted restore left) unless `force` (the server must be stopped:
+ * a running one keeps the old store open). The data file is copied under a temporary name,
+ * made durable, then renamed.
  */
 export function restoreBackup(backupDir: string, dataDir: string, force: boolean): Manifest {
   const manifest = verifyBackup(backupDir);
   const to = resolve(dataDir);
-  if (existsSync(to) && !isEmptyDir(to) && !force) throw new BackupError(`${to} is not empty: restore into an empty data dir, or pass --force to replace the store there (stop the server first)`);
+  const held = existsSync(to) ? readdirSync(to).filter((name) => name !== RESTORING) : [];
+  if (held.length > 0 && !force) throw new BackupError(`${to} is not empty: restore into an empty data dir, or pass --force to replace the store there (stop the server first)`);
   // --force or not: a store a server has open is never replaced under it (what it wrote next would be lost).
   if (hasStore(to) && native.storeInUse(to)) throw new BackupError(`${to} holds a store a running process has open (a keyward server?): stop it, then restore`);
   mkdirSync(to, { recursive: true });
-  const partial = join(to, `${DATA}.restoring`);
+  const partial = join(to, RESTORING);
   copyFileSync(join(resolve(backupDir), DATA), partial);
   fsyncPath(partial);
   // The lock file of the store replaced holds its readers; LMDB makes a new one.

@@ -15,6 +15,7 @@ import type { Table } from '../engine/tables.js';
 import { decode, getRecord, tableEntries } from './db.js';
 import { allGone } from './gone.js';
 import { DATA_FILE } from './integrity.js';
+import { processAlive } from './processes.js';
 import { listMigrations } from './migrations.js';
 import type { KeyRecord, WorkspaceRecord } from './records.js';
 import { FORMAT, formatLine, PLURAL, TransferError, VERSION, zeroCounts, type Counts, type CreditsLine, type Kind, type RecordLine, type RecordOf } from './transfer.js';
@@ -60,16 +61,7 @@ function removeAbandonedSnapshots(dataDir: string): void {
   for (const name of readdirSync(dataDir)) {
     if (!name.startsWith(SNAPSHOT_PREFIX)) continue;
     const pid = Number(name.slice(SNAPSHOT_PREFIX.length));
-    if (Number.isSafeInteger(pid) && pid !== process.pid && !alive(pid)) rmSync(join(dataDir, name), { recursive: true, force: true });
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if (Number.isSafeInteger(pid) && pid !== process.pid && !processAlive(pid)) rmSync(join(dataDir, name), { recursive: true, force: true });
   }
 }
 

@@ -1,9 +1,11 @@
 // Backups (docs/operations.md): `keyward backup` taken while 8 clients write restores to a
-// store holding every change acknowledged before the backup began; `keyward restore`
-// refuses a data dir that is not empty and a damaged backup; `keyward check` of a backup
-// leaves it as taken, and nothing else opens one.
+// store holding every change acknowledged before the backup began, and clears what killed
+// backups left; `keyward restore` refuses a data dir that is not empty and a damaged backup; a restore that did not finish leaves a data dir nothing opens
+// until it is run again; `keyward check` of a backup leaves it as taken, and nothing else
+// opens one.
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, cli, createApi, expectOk, startServer, stopAll, tempDir, type Server } from '../helpers/server.js';
@@ -136,6 +138,78 @@ describe('keyward restore refuses', () => {
     const res = await cli(['backup', server.dataDir], server.dataDir);
     expect(res.code).toBe(1);
     expect(res.stderr).toContain('not an empty directory');
+  });
+});
+
+// What a restore killed before its rename leaves (strace -e inject=rename:signal=KILL, or a
+// kill during the copy): the backup's data file, whole or in part, under the temporary name.
+describe('a restore that did not finish', () => {
+  let backup: string;
+  let rootKey: string;
+  let apiId: string;
+  beforeAll(async () => {
+    const server = await startServer();
+    rootKey = server.rootKey;
+    apiId = await createApi(server);
+    backup = join(tempDir(), 'b');
+    expect((await cli(['backup', backup], server.dataDir)).code).toBe(0);
+  });
+  const leaveHalfACopy = (dataDir: string): void => {
+    const data = readFileSync(join(backup, 'data.mdb'));
+    writeFileSync(join(dataDir, 'data.mdb.restoring'), data.subarray(0, data.length / 2));
+  };
+  const refusedEverywhere = async (dataDir: string, again: string): Promise<void> => {
+    for (const args of [['serve'], ['check'], ['workspaces', 'list'], ['export']]) {
+      const res = await cli(args, dataDir, { KEYWARD_PORT: '0' });
+      expect(res.code, args.join(' ')).toBe(1);
+      expect(res.stderr, args.join(' ')).toContain(`a keyward restore into ${dataDir} did not finish`);
+      expect(res.stderr, args.join(' ')).toContain(`Run the restore again (${again})`);
+    }
+  };
+
+  it('into an empty data dir: nothing starts a new, empty store there; the restore run again takes it', async () => {
+    const dataDir = tempDir();
+    leaveHalfACopy(dataDir);
+    await refusedEverywhere(dataDir, `keyward restore <backup> --data-dir ${dataDir}`);
+    expect(readdirSync(dataDir)).toEqual(['data.mdb.restoring']);
+    const again = await cli(['restore', backup], dataDir);
+    expect(again.code, again.stderr).toBe(0);
+    expect(readdirSync(dataDir)).not.toContain('data.mdb.restoring');
+    expect((await cli(['check'], dataDir)).code).toBe(0);
+    const server = await startServer({ dataDir, rootKey });
+    expectOk(await call(server, 'apis.getApi', { apiId }));
+    await server.stop();
+  });
+
+  it('with --force over a store: nothing opens the store it was replacing; the restore run again with --force takes it', async () => {
+    const dataDir = tempDir();
+    expect((await cli(['restore', backup], dataDir)).code).toBe(0);
+    leaveHalfACopy(dataDir);
+    await refusedEverywhere(dataDir, `keyward restore <backup> --data-dir ${dataDir} --force`);
+    const check = await cli(['check'], dataDir);
+    expect(check.json.problems[0]).toContain('data.mdb is the store the restore was replacing');
+    expect((await cli(['restore', backup], dataDir)).stderr).toContain('is not empty');
+    const again = await cli(['restore', backup, '--force'], dataDir);
+    expect(again.code, again.stderr).toBe(0);
+    expect((await cli(['check'], dataDir)).code).toBe(0);
+  });
+});
+
+describe('keyward backup after one that was killed', () => {
+  it('removes the hidden partial dirs of backups whose process is gone, and nothing else', async () => {
+    const server = await startServer();
+    const parent = tempDir();
+    const gone = spawnSync(process.execPath, ['-e', '']).pid;
+    const partial = (name: string, pid: number, file: string): string => {
+      mkdirSync(join(parent, `.${name}.partial-${pid}`));
+      writeFileSync(join(parent, `.${name}.partial-${pid}`, file), 'x');
+      return `.${name}.partial-${pid}`;
+    };
+    partial('b1', gone, 'data.mdb');
+    const running = partial('b2', process.pid, 'data.mdb');
+    const notOurs = partial('notes', gone, 'notes.txt');
+    expect((await cli(['backup', join(parent, 'b3')], server.dataDir)).code).toBe(0);
+    expect(readdirSync(parent).sort()).toEqual([running, notOurs, 'b3'].sort());
   });
 });
 
