@@ -197,12 +197,16 @@ export function verifyManifest(dir: string): Manifest {
 /**
  * Restores the backup in `backupDir` as the store of `dataDir`: refused when `dataDir` holds
  * anything (but what an interrupted restore left) unless `force` (the server must be stopped:
- * a running one keeps the old store open). The data file is copied under a temporary name,
- * made durable, then renamed.
+ * a running one keeps the old store open), and always when it is a backup. The data file is
+ * copied under a temporary name, made durable, then renamed.
  */
 export function restoreBackup(backupDir: string, dataDir: string, force: boolean): Manifest {
   const manifest = verifyBackup(backupDir);
   const to = resolve(dataDir);
+  if (isBackup(to)) {
+    const what = to === resolve(backupDir) ? 'is the backup being restored' : `holds a backup (its ${MANIFEST})`;
+    throw new BackupError(`${to} ${what}: restoring into it would replace the backup's ${DATA}, even with --force. Restore into a data dir of its own`);
+  }
   const held = existsSync(to) ? readdirSync(to).filter((name) => name !== RESTORING) : [];
   if (held.length > 0 && !force) throw new BackupError(`${to} is not empty: restore into an empty data dir, or pass --force to replace the store there (stop the server first)`);
   // --force or not: a store a server has open is never replaced under it (what it wrote next would be lost).

@@ -1,11 +1,12 @@
 // Backups (docs/operations.md): `keyward backup` taken while 8 clients write restores to a
 // store holding every change acknowledged before the backup began, and clears what killed
-// backups left; `keyward restore` refuses a data dir that is not empty and a damaged backup; a restore that did not finish leaves a data dir nothing opens
+// backups left; `keyward restore` refuses a data dir that is not empty, a backup as its
+// target and a damaged backup; a restore that did not finish leaves a data dir nothing opens
 // until it is run again; `keyward check` of a backup leaves it as taken, and nothing else
 // opens one.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, cli, createApi, expectOk, startServer, stopAll, tempDir, type Server } from '../helpers/server.js';
@@ -131,6 +132,20 @@ describe('keyward restore refuses', () => {
     const none = await cli(['restore', bare], tempDir());
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('is not a keyward backup');
+  });
+
+  it('the backup itself as the data dir, or a dir holding another backup, even with --force', async () => {
+    const other = join(tempDir(), 'other');
+    cpSync(backup, other, { recursive: true });
+    const taken = readFileSync(join(backup, 'data.mdb'));
+    for (const [target, why] of [[backup, 'is the backup being restored'], [other, 'holds a backup (its manifest.json)']] as const) {
+      const res = await cli(['restore', backup, '--force'], target);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(`${target} ${why}: restoring into it would replace the backup's data.mdb`);
+      expect(readdirSync(target).sort()).toEqual(['data.mdb', 'manifest.json']);
+      expect(readFileSync(join(target, 'data.mdb')).equals(taken)).toBe(true);
+    }
+    expect((await cli(['check'], backup)).code).toBe(0);
   });
 
   it('a backup into a directory that is not empty', async () => {
