@@ -7,11 +7,11 @@
 //    that changes state opens one LMDB write transaction on this thread (Effect.OpenedBatch);
 //    the hot calls of that turn read and write through it; the gate commits it at the end of
 //    the turn (setImmediate), or earlier when a write transaction needs the writer
-//    (`beforeWrite`). Every reply produced while a batch is open waits for that commit. If
-//    the commit fails, nothing of the batch was applied, and the replies that depend on it
-//    fail (507 or 503): those of requests that wrote in it, and those whose answer read what
-//    it had changed (Effect.ReadUncommitted). The others (a read that saw nothing the batch
-//    changed) leave as they were: their answer is the same without the batch.
+//    (`beforeWrite`). The replies that depend on the batch wait for that commit: those of
+//    requests that wrote in it, and those whose answer read what it had changed
+//    (Effect.ReadUncommitted). If the commit fails, nothing of the batch was applied and they
+//    fail (507 or 503). The others (a read that saw nothing the batch changed) leave at
+//    once: their answer is the same whatever becomes of the batch.
 //  - group commit of management writes (`openBatch`): each is a transaction nested in the
 //    batch (opened for it if none is), so a turn's writes, hot and management, share one
 //    commit; one that fails is discarded alone.
@@ -64,16 +64,17 @@ export class DurabilityGate {
   }
 
   /**
-   * Sends `reply` once everything its request changed (`effect`) is as durable as the mode
-   * promises — at once when nothing is pending — or fails it when the commit (or fsync) it
-   * waited for failed.
+   * Sends `reply` once everything its request changed or read (`effect`) is as durable as the
+   * mode promises — at once when nothing is pending, or when the request neither wrote nor
+   * read what the open batch changed (Effect.None) — or fails it when the commit (or fsync)
+   * it waited for failed.
    */
   hold(effect: Effect, reply: Outgoing): void {
     if (effect === Effect.OpenedBatch) {
       this.batchOpen = true;
       this.batchSeq++;
     }
-    if (!this.batchOpen && !(this.mode === 'disk' && effect >= Effect.Wrote)) {
+    if (effect === Effect.None || (!this.batchOpen && !(this.mode === 'disk' && effect >= Effect.Wrote))) {
       reply.send();
       return;
     }
@@ -142,7 +143,7 @@ export class DurabilityGate {
     for (let i = 0; i < waiting.length; i++) {
       const batch = batches[i] as number;
       const effect = effects[i] as Effect;
-      const err = (batch === 0 || effect === Effect.None ? undefined : this.failedBatches.get(batch)) ?? (effect >= Effect.Wrote ? syncError : undefined);
+      const err = (batch === 0 ? undefined : this.failedBatches.get(batch)) ?? (effect >= Effect.Wrote ? syncError : undefined);
       if (err === undefined) (waiting[i] as Outgoing).send();
       else (waiting[i] as Outgoing).fail(err);
     }

@@ -1,7 +1,7 @@
 // The HTTP layer (src/http/uws.ts): every transport error uses the error envelope, the GET
 // endpoints, request ids, metrics.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, expectError, expectOk, get, REQUEST_ID, startServer, stopAll, type Server } from '../helpers/server.js';
+import { call, createApi, expectError, expectOk, get, REQUEST_ID, startServer, stopAll, type Server } from '../helpers/server.js';
 import { request as httpRequest } from 'node:http';
 import { exchange, postHead, rawRequest } from '../helpers/raw.js';
 
@@ -155,6 +155,29 @@ describe('routing and methods', () => {
     const res = await rawRequest(server.port, [head(first.length) + first + head(2) + '{}']);
     expect(res.status).toBe(404);
     expect(res.json.error.detail).toContain('api_pipelined_one');
+  });
+
+  // uWebSockets.js closes a connection when a request comes behind one whose reply has not
+  // left yet. A read's reply waits for nothing another connection's write changed: three reads
+  // pipelined while other clients write are answered, however their turns fall.
+  it("pipelined reads are answered while other connections' writes share their turns", async () => {
+    const apiId = await createApi(server);
+    const { key } = expectOk(await call(server, 'keys.createKey', { apiId })) as { key: string };
+    const verify = JSON.stringify({ key });
+    const request = postHead('keys.verifyKey', { ...jsonHeaders(server), 'Content-Length': String(verify.length) }) + verify;
+    let writing = true;
+    const writers = Array.from({ length: 4 }, async () => {
+      while (writing) expectOk(await call(server, 'keys.createKey', { apiId }));
+    });
+    try {
+      for (let i = 0; i < 100; i++) {
+        const received = await exchange(server.port, [request.repeat(3)], /(?:HTTP\/1\.1 200 [\s\S]*?"valid":true[\s\S]*?){3}/);
+        expect(received.match(/HTTP\/1\.1 \d+/g)).toEqual(['HTTP/1.1 200', 'HTTP/1.1 200', 'HTTP/1.1 200']);
+      }
+    } finally {
+      writing = false;
+      await Promise.all(writers);
+    }
   });
 
   it('GET /v2/liveness needs no auth', async () => {
