@@ -219,7 +219,7 @@ export class AnalyticsDatabase {
         if (!late) continue;
         await this.ingestion.run(`INSERT INTO ${EVENTS[kind]} BY NAME SELECT * FROM batch`);
         for (const g of GRAINS) {
-          await this.ingestion.run(`INSERT INTO ${kind}_rollup_${g} ${rawRollupRows(kind, g, rawRows(kind, undefined, 'batch'), `time < ${this.through[g]}`)}`);
+          await this.ingestion.run(`INSERT INTO ${kind}_rollup_${g} ${rawRollupRows(kind, g, rawRows(kind, { events: 'batch', when: `time < ${this.through[g]}` }))}`);
         }
       }
     }).catch((err: unknown) => {
@@ -282,7 +282,7 @@ export class AnalyticsDatabase {
     const next: Through = { minute, hour, day, month: Math.max(was.month, floorTo('month', day)) };
     await this.transaction(async () => {
       for (const kind of KINDS) {
-        await this.ingestion.run(`INSERT INTO ${kind}_rollup_minute ${rawRollupRows(kind, 'minute', rawRows(kind), `time >= ${was.minute} AND time < ${minute}`)}`);
+        await this.ingestion.run(`INSERT INTO ${kind}_rollup_minute ${rawRollupRows(kind, 'minute', rawRows(kind, { when: `time >= ${was.minute} AND time < ${minute}` }))}`);
         for (const g of ['hour', 'day', 'month'] as const) {
           if (next[g] === was[g]) continue;
           const finer = FINER[g];

@@ -83,9 +83,9 @@ export function rollupTime(grain: Grain, ms: string): string {
   return timeType(grain) === 'DATE' ? `CAST(${ts} AS DATE)` : ts;
 }
 
-/** Raw rows (rawRows, SQL text) that meet `where`, as rows of `grain`'s rollup: one per group and period. */
-export function rawRollupRows(kind: Kind, grain: Grain, raw: string, where: string): string {
-  return `SELECT ${bucketOf(grain, 'time')} AS time, ${ROLLUP_GROUPS[kind]}, ${RAW_MEASURES[kind]} FROM (${raw}) WHERE ${where} GROUP BY ALL`;
+/** Raw rows (rawRows, SQL text) as rows of `grain`'s rollup: one per group and period. */
+export function rawRollupRows(kind: Kind, grain: Grain, raw: string): string {
+  return `SELECT ${bucketOf(grain, 'time')} AS time, ${ROLLUP_GROUPS[kind]}, ${RAW_MEASURES[kind]} FROM (${raw}) GROUP BY ALL`;
 }
 
 /** The grain each rollup is made from (minutes come from raw rows). */
@@ -181,16 +181,19 @@ export const STORED_DDL: readonly string[] = [
 ];
 
 /**
- * The raw rows of `kind` as the public raw table shows them (RAW_COLUMNS), confined to
- * `where` (a condition on the dims' fields: a query's scope; none for every row). `events`:
- * the stored table, or a batch of rows like its rows (database.ts, late events). Each
- * stored table is read by a SELECT of its own whose WHERE is the scope (dialect.ts
+ * The raw rows of `kind` as the public raw table shows them (RAW_COLUMNS): those of dims that
+ * meet `scope` (a condition on the dims' fields: a query's scope; none: every dim) and, of
+ * those, the events that meet `when` (a condition on the events' own columns, such as `time`,
+ * applied where they are read, so that DuckDB skips what it rules out before the join).
+ * `events`: the stored table, or a batch of rows like its rows (database.ts, late events).
+ * Each stored table is read by a SELECT of its own whose WHERE holds the scope (dialect.ts
  * assertConfined checks that of every read), the events' through the ids of the dims it allows.
  */
-export function rawRows(kind: Kind, where?: string, events = EVENTS[kind]): string {
-  const filter = where === undefined ? '' : ` WHERE ${where}`;
-  const rows = where === undefined ? events : `(SELECT * FROM ${events} WHERE dim IN (SELECT id FROM ${DIMS[kind]}${filter}))`;
-  return `SELECT ${RAW_COLUMNS[kind]} FROM ${rows} AS e JOIN (SELECT * FROM ${DIMS[kind]}${filter}) AS d ON d.id = e.dim`;
+export function rawRows(kind: Kind, { scope, events = EVENTS[kind], when }: { scope?: string; events?: string; when?: string } = {}): string {
+  const conditions = [...(when === undefined ? [] : [`(${when})`]), ...(scope === undefined ? [] : [`dim IN (SELECT id FROM ${DIMS[kind]} WHERE ${scope})`])];
+  const rows = conditions.length === 0 ? events : `(SELECT * FROM ${events} WHERE ${conditions.join(' AND ')})`;
+  const dims = scope === undefined ? DIMS[kind] : `(SELECT * FROM ${DIMS[kind]} WHERE ${scope})`;
+  return `SELECT ${RAW_COLUMNS[kind]} FROM ${rows} AS e JOIN ${dims} AS d ON d.id = e.dim`;
 }
 
 /** DuckDB's truncation of a grain, applied to a raw event's time (ms). */
@@ -204,8 +207,8 @@ export function bucketOf(grain: Grain, timeMsColumn: string): string {
  * root key's scope). Its columns are the public table's, in Unkey's order.
  */
 export function publicSelect(table: PublicTable, where: string): string {
-  if (table === 'key_verifications_v1') return rawRows('verifications', where);
-  if (table === 'ratelimits_v1') return rawRows('ratelimits', where);
+  if (table === 'key_verifications_v1') return rawRows('verifications', { scope: where });
+  if (table === 'ratelimits_v1') return rawRows('ratelimits', { scope: where });
   const grain = /_per_(minute|hour|day|month)_v1$/.exec(table)?.[1] as Grain;
   const kind: Kind = table.startsWith('key_verifications') ? 'verifications' : 'ratelimits';
   const totals = MEASURES[kind].filter((m) => !m.startsWith('latency_')).map((m) => `CAST(sum(${m}) AS BIGINT) AS ${m}`);
@@ -221,7 +224,7 @@ function rollupRows(kind: Kind, grain: Grain, where: string): string {
   const through = `(SELECT through FROM rollup_state WHERE grain = '${grain}')`;
   const stored = `SELECT time, ${columns} FROM ${kind}_rollup_${grain} WHERE ${where}`;
   if (grain === 'minute') {
-    return `${stored} UNION ALL ${rawRollupRows(kind, 'minute', rawRows(kind, where), `time >= ${through}`)}`;
+    return `${stored} UNION ALL ${rawRollupRows(kind, 'minute', rawRows(kind, { scope: where, when: `time >= ${through}` }))}`;
   }
   return `${stored} UNION ALL SELECT ${truncate(grain)} AS time, ${columns} FROM (${rollupRows(kind, FINER[grain], where)}) WHERE time >= ${rollupTime(FINER[grain], through)}`;
 }

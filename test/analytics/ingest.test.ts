@@ -141,7 +141,7 @@ describe('analytics ingestion', () => {
     refused.ratelimits.columns[6] = '99999999999999999999999';
     await expect(db.ingestRows(refused)).rejects.toThrow(/BIGINT|INT64|out of range|Conversion/i);
     expect(await db.ingest(Buffer.from(`${limit('req_after_1', '2')}\n`))).toEqual({ written: 1, unread: 0 });
-    expect(await rows(`SELECT request_id, "limit" FROM (${rawRows('ratelimits', "namespace_id = 'ns_9'")}) ORDER BY request_id`)).toEqual([{ request_id: 'req_after_1', limit: 2 }]);
+    expect(await rows(`SELECT request_id, "limit" FROM (${rawRows('ratelimits', { scope: "namespace_id = 'ns_9'" })}) ORDER BY request_id`)).toEqual([{ request_id: 'req_after_1', limit: 2 }]);
   });
 
   it('an empty batch, or one of nothing but damaged lines, writes nothing', async () => {
