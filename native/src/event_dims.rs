@@ -14,16 +14,16 @@ use std::sync::Mutex;
 /// One table's dims of one database.
 #[derive(Debug, Default, PartialEq)]
 pub struct Known {
-    /// Each dim's id, by its fields (each as 4 bytes of length, little-endian, and its bytes).
+    /// Each dim's id, by its key (`push_field`).
     ids: HashMap<Vec<u8>, u32>,
     next: u32,
-    /// The dims the last batch read numbered.
-    fresh: Vec<Vec<u8>>,
+    /// `next` when the last batch began: the ids it numbered are those from here to `next`.
+    batch_start: u32,
 }
 
 impl Known {
     pub fn starting_at(next: u32) -> Self {
-        Known { next, ..Known::default() }
+        Known { next, batch_start: next, ..Known::default() }
     }
 
     /// The id of `key`, and whether it was numbered here.
@@ -34,20 +34,34 @@ impl Known {
         let id = self.next;
         self.next += 1;
         self.ids.insert(key.to_vec(), id);
-        self.fresh.push(key.to_vec());
         (id, true)
     }
 
     /// A batch starts: the dims it numbers are the ones `forget` drops.
     pub fn start_batch(&mut self) {
-        self.fresh.clear();
+        self.batch_start = self.next;
     }
 
     fn forget(&mut self) {
-        for key in self.fresh.drain(..) {
-            self.ids.remove(&key);
-        }
+        let numbered = self.batch_start..self.next;
+        self.ids.retain(|_, id| !numbered.contains(id));
     }
+}
+
+/// Appends a field to a dim's key: its length (4 bytes, little-endian), then its bytes.
+pub fn push_field(key: &mut Vec<u8>, field: &[u8]) {
+    key.extend_from_slice(&(field.len() as u32).to_le_bytes());
+    key.extend_from_slice(field);
+}
+
+/// The fields at the start of `key` (`push_field`'s), up to where one does not read.
+pub fn fields(mut key: &[u8]) -> impl Iterator<Item = &[u8]> {
+    std::iter::from_fn(move || {
+        let (len, after) = key.split_first_chunk::<4>()?;
+        let field = after.get(..u32::from_le_bytes(*len) as usize)?;
+        key = &after[field.len()..];
+        Some(field)
+    })
 }
 
 /// The open databases' dims: [verifications, rate limits] by handle (a process opens one
@@ -83,21 +97,20 @@ pub fn close(handle: u32) {
 }
 
 /// Dims a database has stored, read as `records`: per dim its id (4 bytes, little-endian),
-/// then its fields as `Known` keys them, `fields` of them. False for a handle not open or
-/// records that do not read so.
+/// then `fields` fields as `push_field` writes them. False for a handle not open or records
+/// that do not read so.
 pub fn learn(handle: u32, table: usize, fields: usize, mut records: &[u8]) -> bool {
     let mut o = open_dims();
     let Some(known) = o.get(handle).and_then(|d| d.get_mut(table)) else { return false };
     while !records.is_empty() {
-        let Some((id, mut rest)) = records.split_first_chunk::<4>() else { return false };
-        let start = rest;
-        for _ in 0..fields {
-            let Some((len, after)) = rest.split_first_chunk::<4>() else { return false };
-            let Some(after) = after.get(u32::from_le_bytes(*len) as usize..) else { return false };
-            rest = after;
+        let Some((id, rest)) = records.split_first_chunk::<4>() else { return false };
+        let read: Vec<usize> = self::fields(rest).take(fields).map(|f| 4 + f.len()).collect();
+        if read.len() < fields {
+            return false;
         }
-        known.ids.insert(start[..start.len() - rest.len()].to_vec(), u32::from_le_bytes(*id));
-        records = rest;
+        let (key, after) = rest.split_at(read.iter().sum());
+        known.ids.insert(key.to_vec(), u32::from_le_bytes(*id));
+        records = after;
     }
     true
 }
@@ -119,7 +132,9 @@ mod tests {
     use super::*;
 
     fn key(fields: &[&str]) -> Vec<u8> {
-        fields.iter().flat_map(|f| [&(f.len() as u32).to_le_bytes()[..], f.as_bytes()].concat()).collect()
+        let mut key = Vec::new();
+        fields.iter().for_each(|f| push_field(&mut key, f.as_bytes()));
+        key
     }
 
     #[test]

@@ -27,7 +27,7 @@
 
 use std::borrow::Cow;
 
-use crate::event_dims::Known;
+use crate::event_dims::{self, Known};
 use crate::events::{LIMIT, MULTI_LIMIT, VERIFY};
 use crate::ffi::os;
 use crate::json;
@@ -62,9 +62,9 @@ impl Dims {
         self.added.clear();
     }
 
+    /// A field of the row's dim (read_line's order: each row's fields one after another).
     fn field(&mut self, s: &[u8]) {
-        self.current.extend_from_slice(&(s.len() as u32).to_le_bytes());
-        self.current.extend_from_slice(s);
+        event_dims::push_field(&mut self.current, s);
     }
 
     /// The id of the row's dim (`current`, then emptied).
@@ -88,18 +88,8 @@ impl Dims {
 
     /// The dims the batch numbered: each one's id and fields.
     pub fn added(&self) -> impl Iterator<Item = (u32, impl Iterator<Item = &[u8]>)> {
-        self.added.iter().map(|(id, key)| (*id, fields(key)))
+        self.added.iter().map(|(id, key)| (*id, event_dims::fields(key)))
     }
-}
-
-/// The fields of a dim as `Known` keys it.
-fn fields(mut key: &[u8]) -> impl Iterator<Item = &[u8]> {
-    std::iter::from_fn(move || {
-        let (len, after) = key.split_first_chunk::<4>()?;
-        let (field, after) = after.split_at(u32::from_le_bytes(*len) as usize);
-        key = after;
-        Some(field)
-    })
 }
 
 /// One table's rows, as one text per column.
@@ -182,11 +172,6 @@ impl Columns {
         self.rows = 0;
         self.escaped = 0;
         self.dims.clear();
-    }
-
-    /// A field of the row's dim (read_line's order: each row's fields one after another).
-    fn dim_field(&mut self, s: &[u8]) {
-        self.dims.field(s);
     }
 
     /// The row's dim is read: its id into column DIM.
@@ -368,8 +353,8 @@ fn verification(h: &Head<'_>, time: i64, data: &[u8], out: &mut Columns) -> Opti
         ok.then_some(())?;
     }
     head_fields(h, time, out)?;
-    out.dim_field(&decode(h.subject)?);
-    out.dim_field(&code);
+    out.dims.field(&decode(h.subject)?);
+    out.dims.field(&code);
     out.end_dim();
     for (i, field) in [(3, external_id), (4, key_id)] {
         out.text(i, &decode(field.unwrap_or(b"\"\""))?);
@@ -401,9 +386,9 @@ fn limit_row(h: &Head<'_>, time: i64, namespace_id: &[u8], request: &[u8], resul
         _ => {}
     })?;
     head_fields(h, time, out)?;
-    out.dim_field(namespace_id);
-    out.dim_field(&decode(name.unwrap_or(b"\"\""))?);
-    out.dim_field(&decode(override_id.unwrap_or(b"\"\""))?);
+    out.dims.field(namespace_id);
+    out.dims.field(&decode(name.unwrap_or(b"\"\""))?);
+    out.dims.field(&decode(override_id.unwrap_or(b"\"\""))?);
     out.end_dim();
     out.text(3, &decode(identifier.unwrap_or(b"\"\""))?);
     out.int(4, i64::from(passed.unwrap_or(false)));
@@ -420,7 +405,7 @@ fn limit_row(h: &Head<'_>, time: i64, namespace_id: &[u8], request: &[u8], resul
 fn head_fields(h: &Head<'_>, time: i64, out: &mut Columns) -> Option<()> {
     out.text(0, &decode(h.request)?);
     out.int_of(1, h.time, time);
-    out.dim_field(&decode(h.workspace)?);
+    out.dims.field(&decode(h.workspace)?);
     Some(())
 }
 

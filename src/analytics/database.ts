@@ -3,8 +3,9 @@
 // buffered them (native/src/events.rs); the engine reads them into rows of the fields the
 // tables keep (native/src/event_rows.rs), and DuckDB writes the batch into the raw tables
 // in one transaction (one row per decision, a multiLimit's limits each); no JavaScript runs
-// per event, only per dim a batch brings that the database had not stored (`storeDims`). The rollups are rolled up once each period is over (`roll`; schema.ts says how
-// the public rollups stay exact meanwhile).
+// per event, only per dim a batch brings that the database had not stored (`storeDims`).
+// The rollups are rolled up once each period is over (`roll`; schema.ts says how the public
+// rollups stay exact meanwhile).
 import { DuckDBInstance, INTEGER, LIST, VARCHAR, type DuckDBConnection, type DuckDBPreparedStatement, DuckDBDateValue, DuckDBListValue, DuckDBTimestampValue, DuckDBDecimalValue, type DuckDBValue } from '@duckdb/node-api';
 import { CONNECTION_DDL, DIM_FIELDS, DIMS, EVENTS, FINER, GRAINS, rawRollupRows, rawRows, ROLLUP_GROUPS, rollupTime, STORED_DDL, MERGED_MEASURES, truncate, type Grain, type Kind } from './schema.js';
 import type { SqlParser } from './dialect.js';
@@ -197,8 +198,9 @@ export class AnalyticsDatabase {
   /**
    * Writes a batch of events (`read` or `take`, the last one read) in one transaction, with
    * the dims it numbered: the rows written (a multiLimit's limits are one each), and the
-   * lines that were not events (none, unless the buffer was damaged). Rows go to the raw tables only, unless some are older than a
-   * rollup's `through` (late): those are added to that rollup too.
+   * lines that were not events (none, unless the buffer was damaged). Rows go to the raw
+   * tables only, unless some are older than a rollup's `through` (late): those are added to
+   * that rollup too.
    */
   async ingestRows(rows: EventRows): Promise<{ written: number; unread: number }> {
     const written = rows.verifications.rows + rows.ratelimits.rows;
