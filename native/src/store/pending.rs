@@ -18,13 +18,14 @@
 //! nothing is kept: a transaction of its own commits with the write of the request it runs for.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 use super::batch::in_batch;
 use super::table::Table;
 
-type Changed = BTreeSet<(Table, Box<[u8]>)>;
+/// Record keys by table: a read looks its own key or range up without copying it.
+type Changed = BTreeMap<Table, BTreeSet<Box<[u8]>>>;
 
 #[derive(Default)]
 struct Pending {
@@ -63,8 +64,10 @@ pub(super) fn nested_begin() {
 pub(super) fn nested_end(merged: bool) {
     PENDING.with(|p| {
         let mut p = p.borrow_mut();
-        if let (Some(mut nested), true) = (p.nested.take(), merged) {
-            p.batch.append(&mut nested);
+        if let (Some(nested), true) = (p.nested.take(), merged) {
+            for (table, mut keys) in nested {
+                p.batch.entry(table).or_default().append(&mut keys);
+            }
         }
         UNCOMMITTED_READ.set(p.read_before_nested);
     });
@@ -78,7 +81,7 @@ pub(super) fn changed(table: Table, key: &[u8]) {
     PENDING.with(|p| {
         let mut p = p.borrow_mut();
         let p = &mut *p;
-        p.nested.as_mut().unwrap_or(&mut p.batch).insert((table, key.into()));
+        p.nested.as_mut().unwrap_or(&mut p.batch).entry(table).or_default().insert(key.into());
     });
 }
 
@@ -88,20 +91,13 @@ pub(super) fn read(table: Table, start: &[u8], end: Option<&[u8]>) {
     if end.is_some_and(|end| end <= start) {
         return;
     }
-    saw_if(|changed| {
-        let from = Bound::Included((table, Box::<[u8]>::from(start)));
-        let to = match (end, Table::ALL.iter().find(|t| **t > table)) {
-            (Some(end), _) => Bound::Excluded((table, Box::<[u8]>::from(end))),
-            (None, Some(next)) => Bound::Excluded((*next, Box::default())),
-            (None, None) => Bound::Unbounded,
-        };
-        changed.range((from, to)).next().is_some()
-    });
+    let to = end.map_or(Bound::Unbounded, Bound::Excluded);
+    saw_if(|changed| changed.get(&table).is_some_and(|keys| keys.range::<[u8], _>((Bound::Included(start), to)).next().is_some()));
 }
 
 /// A `get` of `key` in `table`.
 pub(super) fn read_key(table: Table, key: &[u8]) {
-    saw_if(|changed| changed.contains(&(table, Box::<[u8]>::from(key))));
+    saw_if(|changed| changed.get(&table).is_some_and(|keys| keys.contains(key)));
 }
 
 /// Notes an uncommitted read when `hits` finds one in the batch's changes or the nested
